@@ -1,0 +1,1 @@
+"""CATS agents run as separate processes: SCI, C-SMA, C-NMA, forwarder and agent gateway."""

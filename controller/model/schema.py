@@ -1,0 +1,241 @@
+"""The libyang schema context: which modules are loaded, from where, and instance validation.
+
+This is the one place that talks to libyang's C library for parsing and validation, so that
+libyang's structured error items (message, data path, app-tag, validation code) reach the
+protocols as :class:`~controller.errors.ErrorItem` instead of one flattened string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sysconfig
+from collections.abc import Iterator, Sequence
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import libyang
+from _libyang import ffi, lib
+
+from controller.errors import ErrorItem, ErrorType
+from controller.model.errors import ModelError
+
+# Keep libyang's error locations: with logging on, each stored error carries its data path.
+libyang.configure_logging(True)
+_LOCATION = re.compile(r'(?:Data|Schema) location "([^"]*)"')
+
+#: The five modules of the public contract (DESIGN.md), in import order.
+CATS_MODULES: tuple[str, ...] = (
+    "ietf-cats-types",
+    "ietf-cats-service-metrics",
+    "ietf-cats-sci",
+    "ietf-cats-agent-selection",
+    "ietf-cats-steering",
+)
+
+
+class InstanceKind(StrEnum):
+    """What an instance document is, as yanglint's ``-t`` names it."""
+
+    DATA = "data"  # a complete datastore, config and state
+    CONFIG = "config"  # configuration only: state nodes are refused
+    RPC = "rpc"  # an RPC or action input
+    NOTIF = "notif"  # a notification
+
+
+class Encoding(StrEnum):
+    """Instance encodings: RFC 7951 JSON and XML."""
+
+    JSON = "json"
+    XML = "xml"
+
+
+def project_yang_dir() -> Path:
+    """The ``yang/`` folder of this source tree, holding the CATS modules."""
+    return Path(__file__).resolve().parents[2] / "yang"
+
+
+def standard_yang_dirs() -> list[Path]:
+    """Folders of the standard IETF and IANA modules that pyang installs alongside itself."""
+    share = Path(sysconfig.get_path("data")) / "share" / "yang" / "modules"
+    return [path for path in (share / "ietf", share / "iana") if path.is_dir()]
+
+
+# RFC 7950 section 15 app-tags that libyang reports, and the error-tag each goes with.
+_APP_TAG_TO_TAG = {
+    "data-not-unique": "operation-failed",
+    "too-many-elements": "operation-failed",
+    "too-few-elements": "operation-failed",
+    "must-violation": "operation-failed",
+    "instance-required": "data-missing",
+    "missing-choice": "data-missing",
+    "missing-instance": "bad-attribute",
+}
+
+
+def _error_tag(vecode: int, app_tag: str | None, message: str) -> str:
+    """Map one libyang validation error to the RFC 6241 Appendix A error-tag."""
+    if app_tag is not None:
+        return _APP_TAG_TO_TAG.get(app_tag, "operation-failed")
+    if vecode in (lib.LYVE_SYNTAX_JSON, lib.LYVE_SYNTAX_XML, lib.LYVE_SYNTAX):
+        return "malformed-message"
+    if "not found as a child" in message or "No module" in message:
+        return "unknown-element"
+    if "Mandatory node" in message or "List instance is missing its key" in message:
+        return "missing-element"
+    return "invalid-value"
+
+
+def _take_errors(ctx: libyang.Context) -> tuple[ErrorItem, ...]:
+    """Collect and clear the errors libyang stored in the context."""
+    items: list[ErrorItem] = []
+    err = lib.ly_err_first(ctx.cdata)
+    while err:
+        message = ffi.string(err.msg).decode() if err.msg else "validation failed"
+        location = _LOCATION.search(ffi.string(err.path).decode()) if err.path else None
+        path = location.group(1) if location else None
+        app_tag = ffi.string(err.apptag).decode() if err.apptag else None
+        if err.level == lib.LY_LLERR:
+            items.append(
+                ErrorItem(
+                    type=ErrorType.APPLICATION,
+                    tag=_error_tag(err.vecode, app_tag, message),
+                    message=message,
+                    path=path,
+                    app_tag=app_tag,
+                )
+            )
+        err = err.next
+    lib.ly_err_clean(ctx.cdata, ffi.NULL)
+    if not items:
+        items.append(ErrorItem(ErrorType.APPLICATION, "operation-failed", "validation failed"))
+    return tuple(items)
+
+
+def _check_json_syntax(document: str) -> None:
+    """Refuse what is not JSON at all: libyang accepts some truncated documents."""
+    try:
+        json.loads(document)
+    except ValueError as exc:
+        raise ModelError(
+            ErrorItem(ErrorType.PROTOCOL, "malformed-message", f"malformed JSON: {exc}")
+        ) from exc
+
+
+class Schema:
+    """A compiled set of YANG modules and the validation of instance documents against it."""
+
+    def __init__(
+        self,
+        search_dirs: Sequence[Path] | None = None,
+        modules: Sequence[str] = CATS_MODULES,
+    ) -> None:
+        dirs = list(search_dirs) if search_dirs is not None else [project_yang_dir()]
+        dirs += [path for path in standard_yang_dirs() if path not in dirs]
+        self._ctx = libyang.Context(":".join(str(path) for path in dirs))
+        try:
+            for name in modules:
+                self._ctx.load_module(name)
+        except libyang.LibyangError as exc:
+            self._ctx.destroy()
+            raise ModelError(
+                ErrorItem(ErrorType.APPLICATION, "operation-failed", f"cannot load modules: {exc}")
+            ) from exc
+        self.search_dirs: tuple[Path, ...] = tuple(dirs)
+
+    def __enter__(self) -> Schema:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Free the libyang context."""
+        self._ctx.destroy()
+
+    @property
+    def context(self) -> libyang.Context:
+        """The underlying libyang context, for the model layer only."""
+        return self._ctx
+
+    def implemented_modules(self) -> Iterator[tuple[str, str | None]]:
+        """Name and revision of every implemented module."""
+        for module in self._ctx:
+            if module.implemented():
+                revision = next(iter(module.revisions()), None)
+                yield module.name(), revision.date() if revision is not None else None
+
+    def has_schema_path(self, path: str) -> bool:
+        """Whether a schema path (no predicates) names a node of the schema.
+
+        Operation nodes may be written with ``input`` or ``output`` after the operation, as in
+        ``/ietf-cats-service-metrics:select-service/output/candidate``; choice and case names
+        are left out, as in libyang data paths.
+        """
+        steps = path.split("/")
+        output = "output" in steps
+        xpath = "/".join(step for step in steps if step not in ("input", "output"))
+        flags = lib.LYS_FIND_XP_OUTPUT if output else 0
+        found = ffi.new("struct ly_set **")
+        ret = lib.lys_find_xpath(self._ctx.cdata, ffi.NULL, xpath.encode(), flags, found)
+        lib.ly_err_clean(self._ctx.cdata, ffi.NULL)
+        if ret != lib.LY_SUCCESS:
+            return False
+        count = int(found[0].count)
+        lib.ly_set_free(found[0], ffi.NULL)
+        return count > 0
+
+    def validate(
+        self,
+        document: str,
+        kind: InstanceKind,
+        encoding: Encoding = Encoding.JSON,
+    ) -> None:
+        """Parse and fully validate an instance document; raise :class:`ModelError` if invalid.
+
+        Parsing is strict (unknown nodes are errors) and, for data, checks that every present
+        module's constraints hold (RFC 7950 8).
+        """
+        if encoding is Encoding.JSON:
+            _check_json_syntax(document)
+        tree = self._parse(document, kind, encoding)
+        lib.lyd_free_all(tree)
+
+    def _parse(self, document: str, kind: InstanceKind, encoding: Encoding) -> Any:
+        fmt = lib.LYD_JSON if encoding is Encoding.JSON else lib.LYD_XML
+        source = ffi.new("char[]", document.encode())
+        stream = ffi.new("struct ly_in **")
+        if lib.ly_in_new_memory(source, stream) != lib.LY_SUCCESS:
+            raise ModelError(*_take_errors(self._ctx))
+        tree = ffi.new("struct lyd_node **", ffi.NULL)
+        try:
+            if kind in (InstanceKind.DATA, InstanceKind.CONFIG):
+                parse_opts = lib.LYD_PARSE_STRICT
+                validate_opts = lib.LYD_VALIDATE_PRESENT
+                if kind is InstanceKind.CONFIG:
+                    parse_opts |= lib.LYD_PARSE_NO_STATE
+                    validate_opts |= lib.LYD_VALIDATE_NO_STATE
+                ret = lib.lyd_parse_data(
+                    self._ctx.cdata, ffi.NULL, stream[0], fmt, parse_opts, validate_opts, tree
+                )
+            else:
+                op_type = lib.LYD_TYPE_RPC_YANG if kind is InstanceKind.RPC else (
+                    lib.LYD_TYPE_NOTIF_YANG
+                )
+                op = ffi.new("struct lyd_node **", ffi.NULL)
+                ret = lib.lyd_parse_op(self._ctx.cdata, ffi.NULL, stream[0], fmt, op_type, tree, op)
+                if ret == lib.LY_SUCCESS:
+                    ret = lib.lyd_validate_op(tree[0], ffi.NULL, op_type, ffi.NULL)
+        finally:
+            lib.ly_in_free(stream[0], 0)
+        if ret != lib.LY_SUCCESS:
+            lib.lyd_free_all(tree[0])
+            raise ModelError(*_take_errors(self._ctx))
+        return tree[0]
