@@ -1,0 +1,76 @@
+"""controller.model.schema: loading, structured validation errors, schema paths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from controller.errors import ErrorType
+from controller.model import CATS_MODULES, InstanceKind, ModelError, Schema
+
+CST_ENTRY = {
+    "cs-id": "ARS",
+    "csci-id": "188.3.67.3:67",
+    "gas": 400,
+    "computing-time": "5",
+}
+
+
+def test_all_cats_modules_are_implemented(schema: Schema) -> None:
+    implemented = dict(schema.implemented_modules())
+    for name in CATS_MODULES:
+        assert implemented[name] == "2026-11-30"
+
+
+def test_error_names_the_data_path_and_the_rfc6241_tag(schema: Schema) -> None:
+    document = {
+        "ietf-cats-service-metrics:computing-service-table": {
+            "entry": [{**CST_ENTRY, "reputation": 11}]
+        }
+    }
+    with pytest.raises(ModelError) as caught:
+        schema.validate(json.dumps(document), InstanceKind.DATA)
+    (item,) = caught.value.items
+    assert item.tag == "invalid-value"
+    assert item.type is ErrorType.APPLICATION
+    assert item.path is not None
+    assert item.path.endswith("/reputation")
+    assert "11" in item.message
+
+
+def test_unknown_node_is_an_unknown_element(schema: Schema) -> None:
+    document = {
+        "ietf-cats-service-metrics:computing-service-table": {
+            "entry": [{**CST_ENTRY, "colour": "blue"}]
+        }
+    }
+    with pytest.raises(ModelError) as caught:
+        schema.validate(json.dumps(document), InstanceKind.DATA)
+    assert caught.value.items[0].tag == "unknown-element"
+    assert "colour" in caught.value.items[0].message
+
+
+def test_truncated_json_is_malformed(schema: Schema) -> None:
+    with pytest.raises(ModelError) as caught:
+        schema.validate('{"ietf-cats-service-metrics:computing-service-table": ', InstanceKind.DATA)
+    assert caught.value.items[0].tag == "malformed-message"
+
+
+def test_config_kind_refuses_state(schema: Schema) -> None:
+    document = {"ietf-cats-service-metrics:computing-service-table": {"entry": [CST_ENTRY]}}
+    schema.validate(json.dumps(document), InstanceKind.DATA)
+    with pytest.raises(ModelError):
+        schema.validate(json.dumps(document), InstanceKind.CONFIG)
+
+
+def test_schema_paths_resolve_with_input_and_output(schema: Schema) -> None:
+    assert schema.has_schema_path("/ietf-cats-service-metrics:select-service/input/cs-id")
+    assert schema.has_schema_path("/ietf-cats-service-metrics:select-service/output/candidate")
+    assert not schema.has_schema_path("/ietf-cats-service-metrics:select-service/input/candidate")
+    assert not schema.has_schema_path("/ietf-cats-service-metrics:no-such-node")
+
+
+def test_loading_a_missing_module_is_a_model_error() -> None:
+    with pytest.raises(ModelError):
+        Schema(modules=("ietf-cats-no-such-module",))

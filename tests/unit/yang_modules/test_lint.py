@@ -1,0 +1,62 @@
+"""Every module is clean under the IETF linter and yanglint, and named MODULE@REVISION."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from controller.model import CATS_MODULES
+from tests.conftest import YANG_DIR
+from tools.yang_tree import pyang_command
+
+MODULE_FILES = sorted(YANG_DIR.glob("*@*.yang"))
+
+
+def test_the_five_modules_of_design_are_there() -> None:
+    assert sorted(path.name.split("@")[0] for path in MODULE_FILES) == sorted(CATS_MODULES)
+
+
+@pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
+def test_pyang_ietf_lint_is_silent(module_file: Path) -> None:
+    result = subprocess.run(
+        [
+            *pyang_command(),
+            "--ietf",
+            "--lint",
+            "--max-line-length=72",
+            "-p",
+            str(YANG_DIR),
+            str(module_file),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert result.stdout + result.stderr == ""
+
+
+@pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
+def test_yanglint_is_silent(module_file: Path) -> None:
+    result = subprocess.run(
+        ["yanglint", "-p", str(YANG_DIR), str(module_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert result.stdout + result.stderr == ""
+
+
+@pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
+def test_file_name_matches_module_and_revision(module_file: Path) -> None:
+    text = module_file.read_text(encoding="utf-8")
+    name, revision = module_file.stem.split("@")
+    assert re.search(rf"^module {re.escape(name)} {{", text, re.MULTILINE)
+    first_revision = re.search(r"^  revision (\S+) {", text, re.MULTILINE)
+    assert first_revision is not None
+    assert first_revision.group(1) == revision
+    assert f'namespace "urn:ietf:params:xml:ns:yang:{name}";' in text

@@ -1,0 +1,1 @@
+"""Operator and developer tools: YANG checks, benchmarks, load and demo drivers."""
