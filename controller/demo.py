@@ -31,7 +31,8 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        return "  " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
+        padded = (cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
+        return ("  " + " | ".join(padded)).rstrip()
 
     rule = "  " + "-+-".join("-" * width for width in widths)
     return [line(header), rule, *(line(row) for row in rows)]
@@ -71,7 +72,7 @@ def run_demo(out: TextIO) -> int:
             verdict = "ok" if problem is None else f"FAILED: {problem}"
             if problem is not None:
                 failures.append(f"{example.name}: {problem}")
-            expected = example.expected.reason if example.expected else "valid"
+            expected = "refused" if example.expected else "valid"
             rows.append([example.name, example.kind.value, expected, verdict])
         for line in _table(rows, ["example", "kind", "expected", "result"]):
             print(line, file=out)
@@ -96,15 +97,20 @@ def run_demo(out: TextIO) -> int:
 def _scenario_tables(data: dict[str, Any]) -> list[str]:
     lines = ["  Computing Service Table"]
     cst = [
-        [str(e.get("cs-id")), str(e.get("csci-id")), str(e.get("gas")),
-         str(e.get("computing-time")), str(e.get("price", "-"))]
+        [
+            str(e.get("cs-id")),
+            str(e.get("csci-id")),
+            str(e.get("gas")),
+            str(e.get("computing-time")),
+            str(e.get("price", "-")),
+        ]
         for e in _find_lists(data, "entry")
         if "csci-id" in e and "cs-id" in e
     ]
     lines += _table(cst, ["CS-ID", "CSCI-ID", "GAS", "Comp time (ms)", "Price"])
     lines.append("  Network Service Table")
     nst = [
-        [str(e.get("ingress")), str(e.get("egress")), str(e.get("delay"))]
+        [str(e.get("ingress")), str(e.get("egress")), str(e.get("network-delay"))]
         for e in _find_lists(data, "entry")
         if "ingress" in e and "egress" in e
     ]

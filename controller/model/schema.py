@@ -23,7 +23,7 @@ from controller.errors import ErrorItem, ErrorType
 from controller.model.errors import ModelError
 
 # Keep libyang's error locations: with logging on, each stored error carries its data path.
-libyang.configure_logging(True)
+libyang.configure_logging(enable_py_logger=True)
 _LOCATION = re.compile(r'(?:Data|Schema) location "([^"]*)"')
 
 #: The five modules of the public contract (DESIGN.md), in import order.
@@ -139,7 +139,7 @@ class Schema:
             for name in modules:
                 self._ctx.load_module(name)
         except libyang.LibyangError as exc:
-            self._ctx.destroy()
+            self._ctx.destroy()  # type: ignore[no-untyped-call]
             raise ModelError(
                 ErrorItem(ErrorType.APPLICATION, "operation-failed", f"cannot load modules: {exc}")
             ) from exc
@@ -158,7 +158,7 @@ class Schema:
 
     def close(self) -> None:
         """Free the libyang context."""
-        self._ctx.destroy()
+        self._ctx.destroy()  # type: ignore[no-untyped-call]
 
     @property
     def context(self) -> libyang.Context:
@@ -226,8 +226,8 @@ class Schema:
                     self._ctx.cdata, ffi.NULL, stream[0], fmt, parse_opts, validate_opts, tree
                 )
             else:
-                op_type = lib.LYD_TYPE_RPC_YANG if kind is InstanceKind.RPC else (
-                    lib.LYD_TYPE_NOTIF_YANG
+                op_type = (
+                    lib.LYD_TYPE_RPC_YANG if kind is InstanceKind.RPC else (lib.LYD_TYPE_NOTIF_YANG)
                 )
                 op = ffi.new("struct lyd_node **", ffi.NULL)
                 ret = lib.lyd_parse_op(self._ctx.cdata, ffi.NULL, stream[0], fmt, op_type, tree, op)

@@ -8,13 +8,12 @@ import pytest
 
 from controller.errors import ErrorType
 from controller.model import CATS_MODULES, InstanceKind, ModelError, Schema
+from tests.conftest import EXAMPLES_DIR
 
-CST_ENTRY = {
-    "cs-id": "ARS",
-    "csci-id": "188.3.67.3:67",
-    "gas": 400,
-    "computing-time": "5",
-}
+# Scenario A's first CST entry (service-metrics-op 7.1), as the example file holds it.
+CST_ENTRY = json.loads((EXAMPLES_DIR / "scenario-a-tables.data.json").read_text())[
+    "ietf-cats-service-metrics:computing-service-table"
+]["entry"][0]
 
 
 def test_all_cats_modules_are_implemented(schema: Schema) -> None:

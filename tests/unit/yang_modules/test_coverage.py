@@ -16,7 +16,7 @@ COVERAGE = DOCS_DIR / "coverage.md"
 
 # Heading fragment of the coverage section -> the elements the draft names there.
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "6.2.1": (
+    "6.2.1 Computing Service Table": (
         "CS-ID",
         "CSCI-ID",
         "GAS",
@@ -27,7 +27,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "Last Updated",
         "Expiry Time",
     ),
-    "6.2.2": (
+    "6.2.2 Network Service Table": (
         "Ingress CF",
         "Egress CF",
         "Network Delay",
@@ -37,7 +37,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "Path Attributes",
         "Last Updated",
     ),
-    "Table 1": (
+    "Table 1 report message": (
         "CSCI-ID",
         "CS-ID",
         "Timestamp",
@@ -48,7 +48,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "Optional Metrics",
         "Instance Details",
     ),
-    "7.1": (
+    "7.1 Descriptor elements": (
         "service-id",
         "session-id",
         "turn-id",
@@ -68,7 +68,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "horizon",
         "mode",
     ),
-    "7.2": (
+    "7.2 Resource view elements": (
         "path-set",
         "endpoint-cost",
         "determinism",
@@ -86,9 +86,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "retention",
         "governance",
     ),
-    "7.3": ("consumed", "remaining", "reserve", "attribution"),
-    "7.4": ("collected-at", "freshness-bound", "source", "confidence"),
-    "Table 4": (
+    "7.3 Accounting elements": ("consumed", "remaining", "reserve", "attribution"),
+    "7.4 Exchange metadata elements": ("collected-at", "freshness-bound", "source", "confidence"),
+    "Table 4 resources": (
         "Path egress capacity",
         "Path delay and jitter",
         "Endpoint cost",

@@ -3,7 +3,9 @@ one is refused by both for the reason recorded in invalid/expected.json."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,30 @@ def test_an_invalid_example_without_its_reason_is_refused(tmp_path: Path) -> Non
     (directory / "invalid" / "expected.json").write_text("{}")
     with pytest.raises(ValueError, match="no entry"):
         load_examples(directory)
+
+
+def test_scenario_a_example_holds_the_draft_tables() -> None:
+    """service-metrics-op 7.1: the CST and NST exactly as the draft prints them."""
+    data = json.loads((EXAMPLES_DIR / "scenario-a-tables.data.json").read_text())
+    cst = {
+        (entry["cs-id"], entry["csci-id"]): (
+            entry["gas"],
+            Decimal(entry["computing-time"]),
+            entry["price"],
+        )
+        for entry in data["ietf-cats-service-metrics:computing-service-table"]["entry"]
+    }
+    assert cst == {
+        ("ARS", "188.3.67.3:67"): (400, Decimal(5), 10),
+        ("VRS", "188.3.67.3:68"): (100, Decimal(15), 20),
+        ("ARS", "188.3.67.4:69"): (600, Decimal(6), 5),
+        ("LLMS", "188.3.67.4:70"): (300, Decimal(12), 15),
+    }
+    nst = {
+        (entry["ingress"], entry["egress"]): Decimal(entry["network-delay"])
+        for entry in data["ietf-cats-service-metrics:network-service-table"]["entry"]
+    }
+    assert nst == {
+        ("10.0.0.1", "188.3.67.3"): Decimal(8),
+        ("10.0.0.1", "188.3.67.4"): Decimal(6),
+    }
