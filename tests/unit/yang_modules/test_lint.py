@@ -19,36 +19,22 @@ def test_the_five_modules_of_design_are_there() -> None:
     assert sorted(path.name.split("@")[0] for path in MODULE_FILES) == sorted(CATS_MODULES)
 
 
-@pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
-def test_pyang_ietf_lint_is_silent(module_file: Path) -> None:
-    result = subprocess.run(
-        [
-            *pyang_command(),
-            "--ietf",
-            "--lint",
-            "--max-line-length=72",
-            "-p",
-            str(YANG_DIR),
-            str(module_file),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def _assert_silent(command: list[str]) -> None:
+    """The checker exits 0 and prints nothing at all: a warning is a finding too."""
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
     assert result.returncode == 0
     assert result.stdout + result.stderr == ""
+
+
+@pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
+def test_pyang_ietf_lint_is_silent(module_file: Path) -> None:
+    lint = ["--ietf", "--lint", "--max-line-length=72", "-p", str(YANG_DIR)]
+    _assert_silent([*pyang_command(), *lint, str(module_file)])
 
 
 @pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
 def test_yanglint_is_silent(module_file: Path) -> None:
-    result = subprocess.run(
-        ["yanglint", "-p", str(YANG_DIR), str(module_file)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0
-    assert result.stdout + result.stderr == ""
+    _assert_silent(["yanglint", "-p", str(YANG_DIR), str(module_file)])
 
 
 @pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
