@@ -53,8 +53,11 @@ class Encoding(StrEnum):
 
 
 def project_yang_dir() -> Path:
-    """The ``yang/`` folder of this source tree, holding the CATS modules."""
-    return Path(__file__).resolve().parents[2] / "yang"
+    """The folder of the CATS modules: ``yang/`` of the source tree, else the installed copy."""
+    source = Path(__file__).resolve().parents[2] / "yang"
+    if source.is_dir():
+        return source
+    return Path(sysconfig.get_path("data")) / "share" / "cats-controller" / "yang"
 
 
 def standard_yang_dirs() -> list[Path]:
