@@ -1,0 +1,1 @@
+"""Benchmarks: measured costs that design decisions rest on."""
