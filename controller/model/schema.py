@@ -146,7 +146,6 @@ class Schema:
             raise ModelError(
                 ErrorItem(ErrorType.APPLICATION, "operation-failed", f"cannot load modules: {exc}")
             ) from exc
-        self.search_dirs: tuple[Path, ...] = tuple(dirs)
 
     def __enter__(self) -> Schema:
         return self
@@ -162,11 +161,6 @@ class Schema:
     def close(self) -> None:
         """Free the libyang context."""
         self._ctx.destroy()  # type: ignore[no-untyped-call]
-
-    @property
-    def context(self) -> libyang.Context:
-        """The underlying libyang context, for the model layer only."""
-        return self._ctx
 
     def implemented_modules(self) -> Iterator[tuple[str, str | None]]:
         """Name and revision of every implemented module."""
