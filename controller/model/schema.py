@@ -78,16 +78,27 @@ _APP_TAG_TO_TAG = {
 }
 
 
+# libyang 2.1 reports a missing key, a missing mandatory node and a bad value all as LYVE_DATA
+# with no app-tag; only the message template tells them apart. These are libyang's templates
+# (LY_VCODE_NOKEY, LY_VCODE_NOMAND), kept in one table so that a libyang upgrade that changes
+# them breaks tests/unit/model/test_schema.py rather than an error-tag silently.
+_DATA_TEMPLATE_TO_TAG = (
+    ("List instance is missing its key", "missing-element"),
+    ("Mandatory node", "missing-element"),
+)
+
+
 def _error_tag(vecode: int, app_tag: str | None, message: str) -> str:
     """Map one libyang validation error to the RFC 6241 Appendix A error-tag."""
     if app_tag is not None:
         return _APP_TAG_TO_TAG.get(app_tag, "operation-failed")
     if vecode in (lib.LYVE_SYNTAX_JSON, lib.LYVE_SYNTAX_XML, lib.LYVE_SYNTAX):
         return "malformed-message"
-    if "not found as a child" in message or "No module" in message:
+    if vecode == lib.LYVE_REFERENCE:  # a node or module the schema does not have
         return "unknown-element"
-    if "Mandatory node" in message or "List instance is missing its key" in message:
-        return "missing-element"
+    for template, tag in _DATA_TEMPLATE_TO_TAG:
+        if message.startswith(template):
+            return tag
     return "invalid-value"
 
 

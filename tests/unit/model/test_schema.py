@@ -73,3 +73,22 @@ def test_schema_paths_resolve_with_input_and_output(schema: Schema) -> None:
 def test_loading_a_missing_module_is_a_model_error() -> None:
     with pytest.raises(ModelError):
         Schema(modules=("ietf-cats-no-such-module",))
+
+
+def _entry_without(leaf: str) -> str:
+    entry = {key: value for key, value in CST_ENTRY.items() if key != leaf}
+    return json.dumps({"ietf-cats-service-metrics:computing-service-table": {"entry": [entry]}})
+
+
+def test_missing_key_and_missing_mandatory_are_missing_elements(schema: Schema) -> None:
+    for leaf in ("csci-id", "last-updated"):
+        with pytest.raises(ModelError) as caught:
+            schema.validate(_entry_without(leaf), InstanceKind.DATA)
+        assert caught.value.items[0].tag == "missing-element", leaf
+        assert leaf in caught.value.items[0].message
+
+
+def test_unknown_module_is_an_unknown_element(schema: Schema) -> None:
+    with pytest.raises(ModelError) as caught:
+        schema.validate('{"no-such-module:x": 1}', InstanceKind.DATA)
+    assert caught.value.items[0].tag == "unknown-element"
