@@ -257,6 +257,10 @@ class Store:
         """The ``/bench-list:bench`` container."""
         return self.root[0]
 
+    def remove_entry(self, key: int) -> None:
+        """Remove the ``entry`` keyed ``key`` (undo of a create, or cleanup after a refusal)."""
+        self.remove(entry_path(key))
+
     def remove(self, path: str) -> None:
         """Free the node at ``path`` if it exists."""
         node = self.ly.find(self.root[0], path)
@@ -291,11 +295,21 @@ class Strategy(Protocol):
         """Whether deleting ``target[name]`` would be valid (None: not supported)."""
 
 
-class FullValidation:
+class InPlaceStrategy:
+    """A strategy that writes into the datastore itself: undoing a create removes the entry."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def undo_create(self, key: int) -> None:
+        self.store.remove_entry(key)
+
+
+class FullValidation(InPlaceStrategy):
     """Merge the edit into the datastore and validate the whole tree (or module)."""
 
     def __init__(self, store: Store, name: str, validate: Callable[[Any], bool]) -> None:
-        self.store = store
+        super().__init__(store)
         self.name = name
         self.validate = validate
 
@@ -307,12 +321,9 @@ class FullValidation:
             self.store.ly.take_errors()
             return False
         if not self.validate(self.store.root):
-            self.store.remove(entry_path(entry.key))
+            self.store.remove_entry(entry.key)
             return False
         return True
-
-    def undo_create(self, key: int) -> None:
-        self.store.remove(entry_path(key))
 
     def probe_delete_target(self, name: str) -> bool | None:
         path = f"{BENCH_PATH}/target{key_predicate('name', name)}"
@@ -327,13 +338,10 @@ class FullValidation:
         return valid
 
 
-class ParseIntoParent:
+class ParseIntoParent(InPlaceStrategy):
     """``lyd_parse_data`` under the datastore's container, with libyang's own validation."""
 
     name = "parse-into-parent"
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
 
     def create(self, entry: Entry) -> bool:
         ly = self.store.ly
@@ -348,12 +356,9 @@ class ParseIntoParent:
         if rc != lib.LY_SUCCESS:
             ly.take_errors()
             # On failure the parsed entry stays linked into the datastore: remove it.
-            self.store.remove(entry_path(entry.key))
+            self.store.remove_entry(entry.key)
             return False
         return True
-
-    def undo_create(self, key: int) -> None:
-        self.store.remove(entry_path(key))
 
     def probe_delete_target(self, name: str) -> bool | None:
         return None
@@ -537,7 +542,7 @@ class EntryLocal:
 
     def undo_create(self, key: int) -> None:
         self.index.remove((str(key),))
-        self.store.remove(entry_path(key))
+        self.store.remove_entry(key)
 
     def probe_delete_target(self, name: str) -> bool | None:
         spec = next(ref for ref in self.index.leafrefs if ref.target_list.endswith("/target"))
@@ -674,7 +679,7 @@ def bench_components(store: Store, budget: float) -> list[Row]:
         elapsed = timed(lambda: lib.lyd_merge_tree(store.root, edit, lib.LYD_MERGE_DESTRUCT))
         if ly.find(store.root[0], entry_path(new_entry(i).key)) is None:
             raise RuntimeError("merge did not apply the edit")
-        store.remove(entry_path(new_entry(i).key))
+        store.remove_entry(new_entry(i).key)
         return elapsed
 
     def dup_entry(i: int) -> float:
