@@ -38,21 +38,6 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return [line(header), rule, *(line(row) for row in rows)]
 
 
-def _find_lists(node: Any, name: str) -> list[dict[str, Any]]:
-    """All entries of every list called ``name`` (module prefix ignored) under ``node``."""
-    found: list[dict[str, Any]] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key.split(":")[-1] == name and isinstance(value, list):
-                found.extend(entry for entry in value if isinstance(entry, dict))
-            else:
-                found.extend(_find_lists(value, name))
-    elif isinstance(node, list):
-        for item in node:
-            found.extend(_find_lists(item, name))
-    return found
-
-
 def run_demo(out: TextIO) -> int:
     """Run the demo; return the process exit code (0 when everything held)."""
     failures: list[str] = []
@@ -94,25 +79,20 @@ def run_demo(out: TextIO) -> int:
     return 0
 
 
+CST = "ietf-cats-service-metrics:computing-service-table"
+NST = "ietf-cats-service-metrics:network-service-table"
+
+
 def _scenario_tables(data: dict[str, Any]) -> list[str]:
-    lines = ["  Computing Service Table"]
+    """Scenario A's CST and NST as the draft prints them (service-metrics-op 7.1)."""
     cst = [
-        [
-            str(e.get("cs-id")),
-            str(e.get("csci-id")),
-            str(e.get("gas")),
-            str(e.get("computing-time")),
-            str(e.get("price", "-")),
-        ]
-        for e in _find_lists(data, "entry")
-        if "csci-id" in e and "cs-id" in e
+        [e["cs-id"], e["csci-id"], str(e["gas"]), e["computing-time"], str(e.get("price", "-"))]
+        for e in data[CST]["entry"]
     ]
-    lines += _table(cst, ["CS-ID", "CSCI-ID", "GAS", "Comp time (ms)", "Price"])
-    lines.append("  Network Service Table")
-    nst = [
-        [str(e.get("ingress")), str(e.get("egress")), str(e.get("network-delay"))]
-        for e in _find_lists(data, "entry")
-        if "ingress" in e and "egress" in e
+    nst = [[e["ingress"], e["egress"], e["network-delay"]] for e in data[NST]["entry"]]
+    return [
+        "  Computing Service Table",
+        *_table(cst, ["CS-ID", "CSCI-ID", "GAS", "Comp time (ms)", "Price"]),
+        "  Network Service Table",
+        *_table(nst, ["Ingress", "Egress", "Delay (ms)"]),
     ]
-    lines += _table(nst, ["Ingress", "Egress", "Delay (ms)"])
-    return lines
