@@ -173,6 +173,11 @@ class Schema:
         """Free the libyang context."""
         self._ctx.destroy()  # type: ignore[no-untyped-call]
 
+    @property
+    def context(self) -> libyang.Context:
+        """The libyang context, for the model and datastore layers only (one C boundary)."""
+        return self._ctx
+
     def implemented_modules(self) -> Iterator[tuple[str, str | None]]:
         """Name and revision of every implemented module."""
         for module in self._ctx:

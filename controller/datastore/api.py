@@ -1,0 +1,271 @@
+"""The contract between the server core and the protocols that sit on it (RESTCONF, NETCONF).
+
+Both northbounds speak to one :class:`ServerCore`: they name datastores, data paths and edit
+operations in these terms, pass the authenticated :class:`Principal`, and render the
+:class:`~controller.errors.ErrorItem` of any :class:`~controller.errors.CatsError` they get.
+Documents cross this boundary as text in RFC 7951 JSON or XML, so no protocol walks a libyang
+tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from controller.model import Encoding
+
+
+class DatastoreName(StrEnum):
+    """The NMDA datastores (RFC 8342 5), named as the ietf-datastores identities are."""
+
+    RUNNING = "running"
+    CANDIDATE = "candidate"
+    STARTUP = "startup"
+    OPERATIONAL = "operational"
+
+    @property
+    def identity(self) -> str:
+        """``ietf-datastores:NAME``, as RFC 8527 and RFC 8526 write it."""
+        return f"ietf-datastores:{self.value}"
+
+
+class EditOperation(StrEnum):
+    """Edit operations (RFC 6241 7.2 ``operation``; RFC 8072 2.5 ``edit-operation``)."""
+
+    CREATE = "create"
+    MERGE = "merge"
+    REPLACE = "replace"
+    DELETE = "delete"  # the target must exist
+    REMOVE = "remove"  # no error when it does not
+    INSERT = "insert"  # YANG Patch: create at a position of an ordered-by user list
+    MOVE = "move"  # YANG Patch: move an existing ordered-by user entry
+
+
+class InsertWhere(StrEnum):
+    """Position of a new or moved entry of an ordered-by user list (RFC 8040 4.8.5)."""
+
+    FIRST = "first"
+    LAST = "last"
+    BEFORE = "before"
+    AFTER = "after"
+
+
+class Content(StrEnum):
+    """Which nodes a read returns (RFC 8040 4.8.1)."""
+
+    CONFIG = "config"
+    NONCONFIG = "nonconfig"
+    ALL = "all"
+
+
+class WithDefaults(StrEnum):
+    """Default handling of a read (RFC 6243 3)."""
+
+    REPORT_ALL = "report-all"
+    REPORT_ALL_TAGGED = "report-all-tagged"
+    TRIM = "trim"
+    EXPLICIT = "explicit"
+
+
+class Access(StrEnum):
+    """What a request does to a node, as NACM (RFC 8341 3.2.2) distinguishes it."""
+
+    READ = "read"
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    EXEC = "exec"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The authenticated user a request runs as, with the groups NACM matches on."""
+
+    user: str
+    groups: tuple[str, ...] = ()
+
+
+#: The principal of the server's own work (state providers, start-up seeding, tests' setup).
+SYSTEM = Principal("system")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One edit of a datastore.
+
+    ``path`` is the data path of the target node (``/module:node/list[key='v']``, the libyang
+    form; ``/`` for the datastore root). ``value`` is the target node itself as an instance
+    document in ``encoding`` (RFC 8040 4.4: the body of a PUT or a YANG Patch ``value``), or
+    None for delete and remove.
+    """
+
+    operation: EditOperation
+    path: str
+    value: str | None = None
+    encoding: Encoding = Encoding.JSON
+    where: InsertWhere | None = None
+    point: str | None = None  # data path of the neighbour for BEFORE and AFTER
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """The version of a resource: its entity-tag and last-modified time (RFC 8040 3.4.1.1)."""
+
+    etag: str
+    last_modified: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRequest:
+    """A read of one subtree (or the whole datastore when ``path`` is None)."""
+
+    datastore: DatastoreName
+    path: str | None = None
+    encoding: Encoding = Encoding.JSON
+    content: Content = Content.ALL
+    depth: int | None = None
+    with_defaults: WithDefaults | None = None
+    with_origin: bool = False
+    fields: str | None = None  # RFC 8040 4.8.3 expression, resolved by the core
+    xpath_filter: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """What a read found: the document (None when no instance exists) and its revision."""
+
+    document: str | None
+    revision: Revision
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a committed transaction changed, handed to commit hooks and the notification bus.
+
+    ``diff`` is the RFC 7951 JSON of the libyang diff (``yang:operation`` metadata), limited to
+    the changed nodes.
+    """
+
+    datastore: DatastoreName
+    principal: Principal
+    diff: str
+    changed_paths: tuple[str, ...]
+    revision: Revision
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One event on a stream: the notification document (RFC 7951 JSON) and its time."""
+
+    stream: str
+    event_time: datetime
+    document: str
+    replay_id: int = 0
+
+
+#: Renders the operational data of one ``config false`` subtree as RFC 7951 JSON (a dict whose
+#: top-level key is the module-qualified node name), when that subtree is read.
+StateProvider = Callable[[], dict[str, object]]
+
+#: Serves one modelled RPC or action: validated input in, output out, both RFC 7951 JSON dicts
+#: without the ``input``/``output`` wrapper. Raise CatsError to answer with an error.
+RpcHandler = Callable[[Principal, dict[str, object]], dict[str, object]]
+
+#: Sees a transaction before it is made current; raising CatsError refuses it, unchanged.
+CommitHook = Callable[[Change], None]
+
+
+class AccessCheck(Protocol):
+    """The one seam every read, write and RPC passes through (NACM, RFC 8341, plugs in here)."""
+
+    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+        """Whether ``principal`` may do ``access`` on the node at data path ``path``."""
+        ...
+
+
+class Subscription(Protocol):
+    """A subscription to one stream; iterating yields notifications until it is closed."""
+
+    def __iter__(self) -> Iterator[Notification]: ...
+
+    def close(self) -> None:
+        """Stop the subscription; iteration ends."""
+        ...
+
+
+class ServerCore(Protocol):
+    """The model-driven server core both northbounds share (DESIGN.md, controller/datastore)."""
+
+    def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        """Read a subtree of a datastore; operational includes registered state."""
+        ...
+
+    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+        """The entity-tag and last-modified time of a resource, without rendering it."""
+        ...
+
+    def edit(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+        test_only: bool = False,
+    ) -> Revision:
+        """Apply edits as one transaction: all or nothing, validated, persisted, then notified.
+
+        ``session`` identifies the caller for lock checks (a lock held by another session
+        refuses the edit with ``lock-denied``).
+        """
+        ...
+
+    def invoke(
+        self,
+        path: str,
+        input_document: str,
+        encoding: Encoding,
+        principal: Principal,
+    ) -> str:
+        """Invoke the RPC or action at ``path``: validate input, run the handler, validate and
+        return the output document in the same encoding."""
+        ...
+
+    def lock(self, datastore: DatastoreName, session: str) -> None:
+        """Take the lock of a datastore for a session (RFC 6241 7.5)."""
+        ...
+
+    def unlock(self, datastore: DatastoreName, session: str) -> None:
+        """Release a lock the session holds (RFC 6241 7.6)."""
+        ...
+
+    def release_session(self, session: str) -> None:
+        """Release everything a closed or dropped session held."""
+        ...
+
+    def subscribe(
+        self,
+        stream: str,
+        *,
+        start_time: datetime | None = None,
+        stop_time: datetime | None = None,
+        xpath_filter: str | None = None,
+    ) -> Subscription:
+        """Subscribe to a stream, replaying the bounded log from ``start_time``."""
+        ...
+
+    def publish(self, stream: str, document: str) -> Notification:
+        """Emit an application notification (validated against the schema)."""
+        ...
+
+
+@dataclass
+class Registrations:
+    """What an application registers with the core: state, RPC handlers and commit hooks."""
+
+    state: dict[str, StateProvider] = field(default_factory=dict)
+    rpcs: dict[str, RpcHandler] = field(default_factory=dict)
+    commit_hooks: list[CommitHook] = field(default_factory=list)
