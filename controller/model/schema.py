@@ -36,6 +36,38 @@ CATS_MODULES: tuple[str, ...] = (
 )
 
 
+#: The standard modules a server built on the core implements besides its own (RFC 8525,
+#: 8342, 8341, 7317, 6243, 8040, 8072, 6470), all found in pyang's or libyang's bundled modules.
+STANDARD_MODULES: tuple[str, ...] = (
+    "ietf-yang-library",
+    "ietf-datastores",
+    "ietf-netconf-acm",
+    "ietf-system",
+    "ietf-origin",
+    "ietf-netconf-with-defaults",
+    "ietf-restconf",
+    "ietf-restconf-monitoring",
+    "ietf-yang-patch",
+    "ietf-netconf-notifications",
+)
+
+#: Everything ``catsctl serve`` implements before any ``--yang-dir``.
+SERVER_MODULES: tuple[str, ...] = CATS_MODULES + STANDARD_MODULES
+
+_MODULE_FILE = re.compile(r"^(?P<name>[A-Za-z_][\w.-]*?)(?:@\d{4}-\d{2}-\d{2})?\.yang$")
+
+
+def modules_in(folder: Path) -> list[str]:
+    """Names of the modules (not submodules) whose ``.yang`` files are in a folder."""
+    names: list[str] = []
+    for path in sorted(folder.glob("*.yang")):
+        match = _MODULE_FILE.match(path.name)
+        head = path.read_text(errors="replace").lstrip()
+        if match and not head.startswith("submodule") and match["name"] not in names:
+            names.append(match["name"])
+    return names
+
+
 class InstanceKind(StrEnum):
     """What an instance document is, as yanglint's ``-t`` names it."""
 
@@ -104,8 +136,13 @@ def _error_tag(vecode: int, app_tag: str | None, message: str) -> str:
 
 def _take_errors(ctx: libyang.Context) -> tuple[ErrorItem, ...]:
     """Collect and clear the errors libyang stored in the context."""
+    return take_errors(ctx.cdata)
+
+
+def take_errors(ctx: Any) -> tuple[ErrorItem, ...]:
+    """Collect and clear the errors libyang stored in a ``struct ly_ctx *``."""
     items: list[ErrorItem] = []
-    err = lib.ly_err_first(ctx.cdata)
+    err = lib.ly_err_first(ctx)
     while err:
         message = ffi.string(err.msg).decode() if err.msg else "validation failed"
         location = _LOCATION.search(ffi.string(err.path).decode()) if err.path else None
@@ -122,7 +159,7 @@ def _take_errors(ctx: libyang.Context) -> tuple[ErrorItem, ...]:
                 )
             )
         err = err.next
-    lib.ly_err_clean(ctx.cdata, ffi.NULL)
+    lib.ly_err_clean(ctx, ffi.NULL)
     if not items:
         items.append(ErrorItem(ErrorType.APPLICATION, "operation-failed", "validation failed"))
     return tuple(items)
@@ -157,6 +194,14 @@ class Schema:
             raise ModelError(
                 ErrorItem(ErrorType.APPLICATION, "operation-failed", f"cannot load modules: {exc}")
             ) from exc
+
+    @classmethod
+    def for_server(cls, extra_dirs: Sequence[Path] = ()) -> Schema:
+        """The server's schema: CATS, the standard modules, and every module in ``extra_dirs``."""
+        extra = [name for folder in extra_dirs for name in modules_in(folder)]
+        dirs = [project_yang_dir(), *extra_dirs]
+        modules = list(SERVER_MODULES) + [name for name in extra if name not in SERVER_MODULES]
+        return cls(dirs, modules)
 
     def __enter__(self) -> Schema:
         return self

@@ -1,0 +1,162 @@
+"""The notification bus: streams, a bounded replay log and subscriptions (RFC 5277, RFC 8040 6).
+
+Every notification goes to the ``NETCONF`` stream (RFC 5277 3.2.3) and to any other stream it
+is published on. Subscribers block on a condition variable (no polling); a replay delivers the
+logged events from ``start_time`` before the live ones, and ``stop_time`` ends the subscription.
+XPath filters are evaluated by a ``Matcher`` the core supplies (it parses the document with
+libyang), outside the bus's lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+
+from controller.datastore.api import Notification
+from controller.datastore.errors import refuse
+
+NETCONF_STREAM = "NETCONF"
+DEFAULT_REPLAY = 1000
+
+#: Whether a notification document is selected by an XPath filter.
+Matcher = Callable[[str, str], bool]
+
+
+class StreamSubscription:
+    """One subscriber's queue; iterate to receive, :meth:`close` to stop (api.Subscription)."""
+
+    def __init__(
+        self, bus: NotificationBus, stop_time: datetime | None, xpath_filter: str | None
+    ) -> None:
+        self._bus = bus
+        self._stop_time = stop_time
+        self.xpath_filter = xpath_filter
+        self._queue: deque[Notification] = deque(maxlen=bus.capacity)
+        self._ready = threading.Condition()
+        self._closed = False
+
+    def deliver(self, notification: Notification) -> None:
+        """Queue one event (the bus calls this)."""
+        with self._ready:
+            self._queue.append(notification)
+            self._ready.notify_all()
+
+    def close(self) -> None:
+        """End the subscription: iteration stops after what is already queued."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+        self._bus.unsubscribe(self)
+
+    def _next(self) -> Notification | None:
+        with self._ready:
+            while not self._queue:
+                if self._closed:
+                    return None
+                if self._stop_time is None:
+                    self._ready.wait()
+                    continue
+                remaining = (self._stop_time - datetime.now(UTC)).total_seconds()
+                if remaining <= 0:
+                    return None
+                self._ready.wait(remaining)
+            item = self._queue.popleft()
+        if self._stop_time is not None and item.event_time > self._stop_time:
+            return None
+        return item
+
+    def __iter__(self) -> Iterator[Notification]:
+        while (item := self._next()) is not None:
+            yield item
+        self.close()
+
+
+class NotificationBus:
+    """Streams with a bounded replay log, thread-safe."""
+
+    def __init__(
+        self, matcher: Matcher, capacity: int = DEFAULT_REPLAY, streams: tuple[str, ...] = ()
+    ) -> None:
+        self.capacity = capacity
+        self._matcher = matcher
+        self._guard = threading.Lock()
+        self._log: deque[Notification] = deque(maxlen=capacity)
+        self._streams = {NETCONF_STREAM, *streams}
+        self._subscribers: dict[str, list[StreamSubscription]] = {}
+        self._serial = 0
+
+    def streams(self) -> list[str]:
+        """The stream names, ``NETCONF`` first."""
+        with self._guard:
+            return [NETCONF_STREAM, *sorted(self._streams - {NETCONF_STREAM})]
+
+    def add_stream(self, name: str) -> None:
+        """Declare a stream (per-module streams, for example)."""
+        with self._guard:
+            self._streams.add(name)
+
+    def publish(
+        self, stream: str, document: str, event_time: datetime | None = None
+    ) -> Notification:
+        """Log an event and deliver it to the stream's and the NETCONF stream's subscribers."""
+        self._check_stream(stream)
+        with self._guard:
+            self._serial += 1
+            event = Notification(stream, event_time or datetime.now(UTC), document, self._serial)
+            self._log.append(event)
+            targets = list(self._subscribers.get(stream, ()))
+            if stream != NETCONF_STREAM:
+                targets += self._subscribers.get(NETCONF_STREAM, ())
+            # Delivered under the guard, so every subscriber sees events in log order.
+            for subscription in targets:
+                if self._selected(subscription, event):
+                    subscription.deliver(event)
+        return event
+
+    def subscribe(
+        self,
+        stream: str,
+        *,
+        start_time: datetime | None = None,
+        stop_time: datetime | None = None,
+        xpath_filter: str | None = None,
+    ) -> StreamSubscription:
+        """Subscribe; with ``start_time`` the logged events from then on come first."""
+        self._check_stream(stream)
+        if stop_time is not None and start_time is None:
+            raise refuse("missing-element", "stop-time needs a start-time (RFC 5277 2.1.1)")
+        if start_time is not None and stop_time is not None and stop_time < start_time:
+            raise refuse("bad-element", "stop-time is earlier than start-time")
+        subscription = StreamSubscription(self, stop_time, xpath_filter)
+        with self._guard:
+            replay = [
+                event
+                for event in self._log
+                if start_time is not None
+                and event.event_time >= start_time
+                and stream in (NETCONF_STREAM, event.stream)
+            ]
+            for event in replay:
+                if self._selected(subscription, event):
+                    subscription.deliver(event)
+            self._subscribers.setdefault(stream, []).append(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: StreamSubscription) -> None:
+        """Forget a subscription (its :meth:`~StreamSubscription.close` calls this)."""
+        with self._guard:
+            for subscribers in self._subscribers.values():
+                if subscription in subscribers:
+                    subscribers.remove(subscription)
+
+    def _selected(self, subscription: StreamSubscription, event: Notification) -> bool:
+        xpath = subscription.xpath_filter
+        return xpath is None or self._matcher(event.document, xpath)
+
+    def _check_stream(self, stream: str) -> None:
+        with self._guard:
+            known = stream in self._streams
+        if not known:
+            raise refuse("invalid-value", f"no such stream: {stream}")

@@ -1,0 +1,94 @@
+"""The candidate datastore (RFC 6241 8.3): a copy of running once edited, and its edit log.
+
+Until its first edit the candidate *is* running (reads go there; no copy is made). Edits are
+parsed and applied with the same operation semantics as running, but the candidate may be
+invalid until it is committed (RFC 6241 8.3.1). ``commit`` replays the logged edits on running
+as one transaction when running has not changed since the copy (so it takes the incremental
+path); otherwise it replaces running with the candidate's content (validated in full).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from controller.datastore.api import DatastoreName, Edit, EditOperation, Principal, Revision
+from controller.datastore.stores import ConfigStore
+from controller.datastore.transaction import Applier
+from controller.errors import CatsError
+from controller.model.schema import Encoding
+
+if TYPE_CHECKING:
+    from controller.datastore.core import Core
+
+
+class Candidate:
+    """Candidate state held by a :class:`Core` (all methods run under the core's lock)."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self.store: ConfigStore | None = None
+        self._base_txid = 0
+        self._edits: list[Edit] = []
+
+    @property
+    def modified(self) -> bool:
+        """Whether the candidate differs from running by uncommitted edits."""
+        return self.store is not None
+
+    def _fork(self) -> ConfigStore:
+        if self.store is None:
+            running = self._core.running
+            store = ConfigStore(running.ctx, DatastoreName.CANDIDATE, None)
+            store.first[0] = running.copy_tree()
+            self.store = store
+            self._base_txid = running.txid
+        return self.store
+
+    def edit(
+        self, edits: Sequence[Edit], principal: Principal, session: str | None, *, test_only: bool
+    ) -> Revision:
+        """Apply edits to the candidate (parsed and type-checked, validated at commit)."""
+        del session
+        fresh = self.store is None
+        store = self._fork()
+        applier = Applier(store.ctx, store.first, lambda a, p: self._core.check(principal, a, p))
+        try:
+            for edit in edits:
+                applier.apply(edit)
+        except CatsError:
+            applier.undo.rollback()
+            if fresh:
+                self.discard()
+            raise
+        if test_only:
+            applier.undo.rollback()
+            if fresh:
+                self.discard()
+            return self._core.running.revisions.of(None)
+        applier.undo.commit()
+        self._edits.extend(edits)
+        changed = [record.path for record in applier.applied]
+        whole = [path for record in applier.applied for path in record.whole]
+        return store.revisions.record(changed, whole)
+
+    def discard(self) -> None:
+        """Drop the copy and the log: the candidate is running again."""
+        if self.store is not None:
+            self.store.close()
+        self.store = None
+        self._edits = []
+
+    def commit(self, principal: Principal, session: str | None) -> Revision:
+        """Make the candidate current (all or nothing, through running's transaction path)."""
+        core = self._core
+        if self.store is None:
+            return core.running.revisions.of(None)
+        if core.running.txid == self._base_txid:
+            edits = list(self._edits)
+        else:
+            document = self.store.print()
+            edits = [Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)]
+        revision = core.edit(DatastoreName.RUNNING, edits, principal, session=session)
+        self.discard()
+        return revision

@@ -1,0 +1,91 @@
+"""What a committed transaction changed, as documents: the diff and the config-change event.
+
+The diff follows libyang's diff format (RFC 7951 JSON with ``yang:operation`` metadata on the
+changed nodes and ``none`` on their ancestors), built from the edit's own records rather than
+by comparing trees (``lyd_diff_siblings`` is quadratic, 11 s at 100k entries). The event is
+``ietf-netconf-notifications:netconf-config-change`` (RFC 6470 2.2).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from controller.datastore import datapath
+from controller.datastore.api import Access, DatastoreName, Principal
+from controller.datastore.transaction import Applied
+from controller.model import nodes
+from controller.model.schema import Encoding
+
+CONFIG_CHANGE = "ietf-netconf-notifications:netconf-config-change"
+_OPERATION = {Access.CREATE: "create", Access.UPDATE: "replace", Access.DELETE: "delete"}
+_EVENT_OPERATION = {Access.CREATE: "create", Access.UPDATE: "merge", Access.DELETE: "delete"}
+
+
+def _mark(ctx: Any, node: Any, operation: str) -> None:
+    nodes.lib.lyd_new_meta(
+        ctx, node, nodes.ffi.NULL, b"yang:operation", operation.encode(), 0, nodes.ffi.NULL
+    )
+    parent = nodes.parent_of(node)
+    while parent is not None:
+        if not parent.meta:
+            nodes.lib.lyd_new_meta(
+                ctx, parent, nodes.ffi.NULL, b"yang:operation", b"none", 0, nodes.ffi.NULL
+            )
+        parent = nodes.parent_of(parent)
+
+
+def _with_parents(ctx: Any, source: Any, path: str) -> Any:
+    """A copy of ``source`` under copies of its ancestors (``source`` may be detached)."""
+    if source.parent:
+        return nodes.dup(source, with_parents=True)
+    copy = nodes.dup(source)
+    parent_path = datapath.parent(path)
+    if parent_path != datapath.ROOT:
+        top = nodes.new_path(ctx, None, parent_path)
+        nodes.link(nodes.find(ctx, top, parent_path), None, copy)
+    return copy
+
+
+def diff_document(ctx: Any, first: Any, applied: Sequence[Applied]) -> str:
+    """The diff of a transaction, from the tree after it and the copies of what it removed."""
+    diff = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+    try:
+        for record in applied:
+            if record.path == "/":
+                continue
+            source = record.old if record.access is Access.DELETE else None
+            if source is None:
+                source = nodes.find(ctx, first[0], record.path)
+            if source is None:
+                continue
+            copy = _with_parents(ctx, source, record.path)
+            _mark(ctx, copy, _OPERATION[record.access])
+            if nodes.lib.lyd_merge_tree(diff, nodes.top_of(copy), nodes.lib.LYD_MERGE_DESTRUCT):
+                nodes.lib.ly_err_clean(ctx, nodes.ffi.NULL)
+        if not diff[0]:
+            return "{}"
+        flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
+        return nodes.print_tree(diff[0], Encoding.JSON, flags)
+    finally:
+        nodes.free_all(diff[0])
+
+
+def config_change(
+    datastore: DatastoreName, principal: Principal, session: str | None, applied: Sequence[Applied]
+) -> str:
+    """The netconf-config-change notification of a commit (RFC 6470 2.2)."""
+    session_id = int(session) if session is not None and session.isdigit() else 0
+    edits = [
+        {"target": record.path, "operation": _EVENT_OPERATION[record.access]}
+        for record in applied
+        if record.path != "/"
+    ]
+    event: dict[str, object] = {
+        "changed-by": {"username": principal.user, "session-id": session_id},
+        "datastore": datastore.value,
+    }
+    if edits:
+        event["edit"] = edits
+    return json.dumps({CONFIG_CHANGE: event})

@@ -1,0 +1,422 @@
+"""The server core (api.ServerCore): NMDA datastores, transactions, locks, RPCs, notifications.
+
+One re-entrant lock serialises every use of the libyang trees: a read never sees a half-applied
+edit and edits are applied one transaction at a time. State providers run before the lock is
+taken; commit hooks run under it (they may read the core). Lock order is core, then bus.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from controller.datastore import candidate, changes, datapath, operational, reads, rpc
+from controller.datastore.api import (
+    SYSTEM,
+    Access,
+    AccessCheck,
+    Change,
+    DatastoreName,
+    Edit,
+    Notification,
+    Principal,
+    ReadRequest,
+    ReadResult,
+    Registrations,
+    Revision,
+    Subscription,
+)
+from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
+from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.locks import Locks
+from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
+from controller.datastore.transaction import Applier, locate
+from controller.datastore.validation import FullValidation, ValidationStats, Validator
+from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.model import nodes
+from controller.model.library import module_records, yang_library
+from controller.model.schema import Encoding, Schema
+
+YANG_LIBRARY = "/ietf-yang-library:yang-library"
+DATASTORES = tuple(name.identity for name in DatastoreName)
+
+
+def permit_all(principal: Principal, access: Access, path: str) -> bool:
+    """The default access check: everything is allowed (NACM plugs in here later)."""
+    del principal, access, path
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class CoreSettings:
+    """Tunables of the core."""
+
+    replay_size: int = DEFAULT_REPLAY
+    compact_minimum: int = COMPACT_MINIMUM
+    incremental: bool = True  # entry-local validation with indexes (else always full)
+    streams: tuple[str, ...] = ()
+
+
+@dataclass
+class _Txn:
+    """What a running transaction needs besides the tree."""
+
+    datastore: DatastoreName
+    principal: Principal
+    session: str | None
+    edits: list[Edit] = field(default_factory=list)
+    test_only: bool = False
+
+
+class Core:
+    """The model-driven server core both northbounds share."""
+
+    def __init__(
+        self,
+        schema: Schema,
+        state_dir: Path | None,
+        registrations: Registrations | None = None,
+        access: AccessCheck = permit_all,
+        settings: CoreSettings | None = None,
+    ) -> None:
+        self.schema = schema
+        self.ctx = schema.context.cdata
+        self.settings = settings or CoreSettings()
+        self.registrations = registrations or Registrations()
+        self._access = access
+        self._lock = threading.RLock()
+        self._locks = Locks()
+        self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
+        library = yang_library(module_records(schema), DATASTORES)
+        self._state: dict[str, Callable[[], dict[str, object]]] = {YANG_LIBRARY: lambda: library}
+        self._state.update(self.registrations.state)
+        folder = state_dir
+        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
+        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder)
+        self.candidate = candidate.Candidate(self)
+        self.validator: Validator = self._validator()
+        with self._lock:
+            self.running.load()
+            if not self.startup.load():
+                self.startup.first[0] = self.running.copy_tree()
+            self.validator.rebuild(self.running)
+
+    def _validator(self) -> Validator:
+        if self.settings.incremental:
+            from controller.datastore.local import LocalValidation  # noqa: PLC0415
+
+            return LocalValidation(self.ctx)
+        return FullValidation()
+
+    def close(self) -> None:
+        """Free the trees and close the files (the schema belongs to the caller)."""
+        with self._lock:
+            self.candidate.discard()
+            self.running.close()
+            self.startup.close()
+
+    def __enter__(self) -> Core:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ access
+
+    def check(self, principal: Principal, access: Access, path: str) -> None:
+        """The access-check seam: ``access-denied`` unless the check allows it."""
+        if not self._access(principal, access, path):
+            raise refuse(
+                "access-denied",
+                f"{principal.user} may not {access} {path}",
+                path,
+                error_type=ErrorType.PROTOCOL,
+            )
+
+    def validation_stats(self) -> ValidationStats:
+        """How many running transactions were validated locally and in full."""
+        return self.validator.stats()
+
+    # ------------------------------------------------------------------ reads
+
+    def store(self, datastore: DatastoreName) -> ConfigStore:
+        """The configuration store of a datastore (candidate: its tree or running's)."""
+        if datastore is DatastoreName.STARTUP:
+            return self.startup
+        if datastore is DatastoreName.CANDIDATE and self.candidate.store is not None:
+            return self.candidate.store
+        if datastore is DatastoreName.OPERATIONAL:
+            raise refuse("operation-not-supported", "operational is not a configuration datastore")
+        return self.running
+
+    def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2)."""
+        self.check(principal, Access.READ, request.path or "/")
+        if request.datastore is DatastoreName.OPERATIONAL:
+            return self._read_operational(request)
+        with self._lock:
+            store = self.store(request.datastore)
+            revision = store.revisions.of(request.path)
+            from controller.datastore.api import Content  # noqa: PLC0415
+
+            if request.content is Content.NONCONFIG:
+                return ReadResult(None if request.path else reads.empty(request.encoding), revision)
+            if reads.needs_copy(request):
+                document = reads.render_copy(self.ctx, store.first[0], request)
+            else:
+                document = reads.print_target(self.ctx, store.first[0], request)
+            return ReadResult(document, revision)
+
+    def _read_operational(self, request: ReadRequest) -> ReadResult:
+        regions = operational.provider_paths(self._state, request)
+        states = {region: self._state[region]() for region in regions}  # outside the lock
+        with self._lock:
+            tree = operational.build(self.ctx, self.running.first[0], request, states)
+            try:
+                if request.with_origin:
+                    origins = {r: operational.LEARNED for r in states}
+                    if YANG_LIBRARY in origins:
+                        origins[YANG_LIBRARY] = operational.SYSTEM
+                    operational.annotate_origin(self.ctx, tree, request, origins)
+                if reads.needs_copy(request):
+                    document = reads.render_copy(self.ctx, tree[0], request)
+                else:
+                    document = reads.print_target(self.ctx, tree[0], request)
+            finally:
+                nodes.free_all(tree[0])
+            return ReadResult(document, self.running.revisions.of(request.path))
+
+    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+        """The revision of a resource (operational: that of running's configuration)."""
+        with self._lock:
+            if datastore is DatastoreName.OPERATIONAL:
+                return self.running.revisions.of(path)
+            return self.store(datastore).revisions.of(path)
+
+    # ------------------------------------------------------------------ edits
+
+    def edit(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+        test_only: bool = False,
+    ) -> Revision:
+        """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
+        self._locks.check(datastore, session)
+        if datastore is DatastoreName.CANDIDATE:
+            with self._lock:
+                return self.candidate.edit(edits, principal, session, test_only=test_only)
+        with self._lock:
+            txn = _Txn(datastore, principal, session, list(edits), test_only=test_only)
+            return self._transaction(txn)
+
+    def _transaction(self, txn: _Txn) -> Revision:
+        store = self.store(txn.datastore)
+        applier = Applier(self.ctx, store.first, lambda a, p: self.check(txn.principal, a, p))
+        running = store is self.running
+        try:
+            for edit in txn.edits:
+                applier.apply(edit)
+            if running:
+                self.validator.check(store, applier.applied)
+            else:
+                store.validate()
+            change = Change(
+                txn.datastore,
+                txn.principal,
+                changes.diff_document(self.ctx, store.first, applier.applied),
+                tuple(record.path for record in applier.applied),
+                store.revisions.prepare(),
+            )
+            if txn.test_only:
+                raise _TestOnlyError
+            if running:
+                for hook in self.registrations.commit_hooks:
+                    hook(change)
+            store.persist(txn.edits)
+        except _TestOnlyError:
+            self._undo(applier, running=running)
+            return store.revisions.of(None)
+        except CatsError as exc:
+            self._undo(applier, running=running)
+            raise locate(exc, applier.applied) from exc
+        except Exception as exc:
+            self._undo(applier, running=running)
+            raise DatastoreError(
+                ErrorItem(ErrorType.APPLICATION, "operation-failed", f"commit refused: {exc}")
+            ) from exc
+        return self._made_current(txn, store, applier, running=running)
+
+    def _undo(self, applier: Applier, *, running: bool) -> None:
+        applier.undo.rollback()
+        if running:
+            self.validator.settle(committed=False)
+
+    def _made_current(
+        self, txn: _Txn, store: ConfigStore, applier: Applier, *, running: bool
+    ) -> Revision:
+        whole = [path for record in applier.applied for path in record.whole]
+        changed = [record.path for record in applier.applied]
+        if running:
+            self.validator.settle(committed=True)
+        applier.undo.commit()
+        revision = store.revisions.record(changed, whole)
+        if running:
+            store.compact_if_due(self.settings.compact_minimum)
+        if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
+            event = changes.config_change(
+                txn.datastore, txn.principal, txn.session, applier.applied
+            )
+            self.bus.publish("NETCONF", event)
+        return revision
+
+    # ------------------------------------------------------------------ NETCONF operations
+
+    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
+        """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
+        self._locks.check(DatastoreName.CANDIDATE, session)
+        with self._lock:
+            return self.candidate.commit(principal, session)
+
+    def discard_changes(self, *, session: str | None = None) -> None:
+        """Revert candidate to running (RFC 6241 8.3.4.2)."""
+        self._locks.check(DatastoreName.CANDIDATE, session)
+        with self._lock:
+            self.candidate.discard()
+
+    def validate(self, datastore: DatastoreName) -> None:
+        """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
+        with self._lock:
+            store = self.store(datastore)
+            copy = ConfigStore(self.ctx, datastore, None)
+            copy.first[0] = store.copy_tree()
+            try:
+                copy.validate()
+            finally:
+                copy.close()
+
+    def copy_config(
+        self,
+        source: DatastoreName,
+        target: DatastoreName,
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """Replace a datastore with another's content (RFC 6241 7.3)."""
+        with self._lock:
+            document = self.store(source).print()
+            from controller.datastore.api import EditOperation  # noqa: PLC0415
+
+            whole = Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)
+            return self.edit(target, [whole], principal, session=session)
+
+    # ------------------------------------------------------------------ locks
+
+    def lock(self, datastore: DatastoreName, session: str) -> None:
+        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
+        with self._lock:
+            if datastore is DatastoreName.CANDIDATE and self.candidate.modified:
+                raise refuse(
+                    "lock-denied",
+                    "the candidate has uncommitted changes",
+                    info=(("session-id", "0"),),
+                    error_type=ErrorType.PROTOCOL,
+                )
+            self._locks.lock(datastore, session)
+
+    def unlock(self, datastore: DatastoreName, session: str) -> None:
+        """Release a lock the session holds."""
+        self._locks.unlock(datastore, session)
+
+    def release_session(self, session: str) -> None:
+        """Free a closed session's locks; its candidate changes go with the candidate lock."""
+        with self._lock:
+            if DatastoreName.CANDIDATE in self._locks.release(session):
+                self.candidate.discard()
+
+    # ------------------------------------------------------------------ RPCs
+
+    def invoke(
+        self, path: str, input_document: str, encoding: Encoding, principal: Principal
+    ) -> str:
+        """Validate the input, run the registered handler, validate and return its output."""
+        rpc.operation_schema(self.ctx, path)
+        self.check(principal, Access.EXEC, path)
+        with self._lock:
+            tree = rpc.parse_input(self.ctx, path, input_document, encoding, self.running.first[0])
+            try:
+                members = rpc.members_of(self.ctx, tree, path)
+            finally:
+                nodes.free_all(tree)
+        # Input is validated first, so a client learns of bad input even before a handler exists.
+        handler = self.registrations.rpcs.get(datapath.schema_path(path))
+        if handler is None:
+            raise refuse("operation-not-supported", f"no handler serves {path}", path)
+        output = handler(principal, members)
+        with self._lock:
+            return rpc.build_output(self.ctx, path, output, encoding, self.running.first[0])
+
+    # ------------------------------------------------------------------ notifications
+
+    def publish(self, stream: str, document: str) -> Notification:
+        """Validate an application notification and put it on a stream (and NETCONF's)."""
+        with self._lock:
+            tree, _ = nodes.parse_op(self.ctx, document, _encoding_of(document), _NOTIF)
+            try:
+                if nodes.lib.lyd_validate_op(
+                    tree, self.running.first[0] or nodes.ffi.NULL, _NOTIF, nodes.ffi.NULL
+                ):
+                    raise nodes.fail(self.ctx)
+                flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
+                canonical = nodes.print_tree(tree, Encoding.JSON, flags)
+            finally:
+                nodes.free_all(tree)
+            return self.bus.publish(stream, canonical)
+
+    def subscribe(
+        self,
+        stream: str,
+        *,
+        start_time: datetime | None = None,
+        stop_time: datetime | None = None,
+        xpath_filter: str | None = None,
+    ) -> Subscription:
+        """Subscribe to a stream, replaying the bounded log from ``start_time``."""
+        with self._lock:
+            return self.bus.subscribe(
+                stream, start_time=start_time, stop_time=stop_time, xpath_filter=xpath_filter
+            )
+
+    def _matches(self, document: str, xpath: str) -> bool:
+        with self._lock:
+            try:
+                tree, _ = nodes.parse_op(self.ctx, document, Encoding.JSON, _NOTIF)
+            except CatsError:
+                return False
+            try:
+                return bool(nodes.find_all(self.ctx, tree, xpath))
+            except CatsError:
+                return False
+            finally:
+                nodes.free_all(tree)
+
+
+_NOTIF = nodes.lib.LYD_TYPE_NOTIF_YANG
+
+
+def _encoding_of(document: str) -> Encoding:
+    return Encoding.XML if document.lstrip().startswith("<") else Encoding.JSON
+
+
+class _TestOnlyError(Exception):
+    """Unwinds a test-only transaction after validation, into its rollback."""
+
+
+__all__ = ["SYSTEM", "Core", "CoreSettings", "permit_all"]

@@ -1,0 +1,175 @@
+"""Entry-local validation with schema-derived indexes (docs/notes/validation-cost.md).
+
+For a transaction whose every change lies inside entries of unit lists (:mod:`.plan`):
+
+1. copy each touched entry, as it is after the edit, with its ancestors into a small tree, plus
+   a key-only copy of every instance its tracked leafrefs point at (found by key lookup);
+2. ``lyd_validate_all`` on the small tree: types, mandatory, nested lists, local must/when and
+   the outgoing leafrefs, with libyang's own errors and absolute paths;
+3. check the constraints that cross the entry against the indexes: ``unique``, min/max-elements
+   and leafrefs pointing at a deleted entry, evaluated on the state *after* the transaction;
+4. move the validated copies (now with their defaults) into the datastore.
+
+Anything else (an edit above or outside the units, a parent created by the edit) is validated
+in full, counted in :class:`ValidationStats`. Index changes wait in an overlay until
+:meth:`LocalValidation.settle`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from controller.datastore import datapath
+from controller.datastore.errors import DatastoreError
+from controller.datastore.indexes import Indexes, Row
+from controller.datastore.plan import Unit, plan
+from controller.datastore.stores import ConfigStore
+from controller.datastore.transaction import Applied
+from controller.datastore.validation import ValidationStats, validate_full
+from controller.errors import CatsError
+from controller.model import nodes
+
+MAX_LOCAL_ENTRIES = 1000  # beyond this a whole-tree validation is as cheap
+
+
+@dataclass(frozen=True, slots=True)
+class Touched:
+    """One unit entry a transaction touched."""
+
+    unit: Unit
+    path: str
+
+
+class LocalValidation:
+    """The incremental :class:`~controller.datastore.validation.Validator`."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.plan = plan(ctx)
+        self.indexes = Indexes(ctx, self.plan.units)
+        self._local = 0
+        self._full = 0
+        self._pending: dict[str, Row | None] | None = None
+        self._rebuild: ConfigStore | None = None
+
+    def stats(self) -> ValidationStats:
+        """Counts so far."""
+        return ValidationStats(self._local, self._full)
+
+    def rebuild(self, store: ConfigStore) -> None:
+        """Index every unit entry of the tree."""
+        self.indexes.rebuild(store.first[0])
+
+    def touched(self, applied: Sequence[Applied]) -> list[Touched] | None:
+        """The unit entries a transaction touched; None when any change lies elsewhere."""
+        found: dict[str, Touched] = {}
+        for record in applied:
+            if record.path == datapath.ROOT or record.created_from != record.path:
+                return None
+            parts = datapath.steps(record.path)
+            shape = datapath.schema_path(record.path)
+            unit = next(
+                (
+                    u
+                    for u in self.plan.units.values()
+                    if len(parts) >= u.depth and datapath.is_within(shape, u.path)
+                ),
+                None,
+            )
+            if unit is None:
+                return None
+            entry = datapath.join(parts[: unit.depth])
+            found.setdefault(entry, Touched(unit, entry))
+        return list(found.values()) if len(found) <= MAX_LOCAL_ENTRIES else None
+
+    def check(self, store: ConfigStore, applied: Sequence[Applied]) -> None:
+        """Validate locally when every change is in unit entries, else in full."""
+        touched = self.touched(applied)
+        if touched is None:
+            self._full += 1
+            validate_full(store)
+            self._pending = {}
+            self._rebuild = store if self._broad(applied) else None
+            if self._rebuild is None:
+                self._pending = self._reindex(store, applied)
+            return
+        self._local += 1
+        mini = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+        try:
+            self._copy(store, touched, mini)
+            try:
+                nodes.validate_all(self.ctx, mini, present=True)
+            except CatsError as exc:
+                raise DatastoreError(*exc.items) from exc
+            rows = {
+                t.path: self.indexes.row(t.unit, nodes.find(self.ctx, mini[0], t.path))
+                for t in touched
+            }
+            self.indexes.check(rows)
+            self._swap(store, touched, mini)
+            self._pending = rows
+        finally:
+            nodes.free_all(mini[0])
+
+    def _broad(self, applied: Sequence[Applied]) -> bool:
+        """Whether a change may hold many unit entries (the root or above a unit)."""
+        for record in applied:
+            shape = datapath.schema_path(record.path)
+            if any(datapath.is_within(u.path, shape) for u in self.plan.units.values()):
+                return True
+        return False
+
+    def _reindex(self, store: ConfigStore, applied: Sequence[Applied]) -> dict[str, Row | None]:
+        rows: dict[str, Row | None] = {}
+        for record in applied:
+            parts = datapath.steps(record.path)
+            shape = datapath.schema_path(record.path)
+            for unit in self.plan.units.values():
+                if len(parts) >= unit.depth and datapath.is_within(shape, unit.path):
+                    entry = datapath.join(parts[: unit.depth])
+                    node = nodes.find(self.ctx, store.first[0], entry)
+                    rows[entry] = self.indexes.row(unit, node)
+        return rows
+
+    def _copy(self, store: ConfigStore, touched: list[Touched], mini: Any) -> None:
+        """Copy the touched entries and what their leafrefs reach into the small tree."""
+        for item in touched:
+            node = nodes.find(self.ctx, store.first[0], item.path)
+            if node is None:
+                continue
+            self._merge(mini, nodes.dup(node, with_parents=True))
+            for target in self.indexes.targets(item.unit, node):
+                found = nodes.find(self.ctx, store.first[0], target)
+                if found is not None:
+                    self._merge(mini, nodes.dup(found, recursive=False, with_parents=True))
+
+    def _merge(self, mini: Any, copy: Any) -> None:
+        if nodes.lib.lyd_merge_tree(mini, nodes.top_of(copy), nodes.lib.LYD_MERGE_DESTRUCT):
+            raise nodes.fail(self.ctx)
+
+    def _swap(self, store: ConfigStore, touched: list[Touched], mini: Any) -> None:
+        """Replace each touched entry by its validated copy (which has its defaults)."""
+        for item in touched:
+            real = nodes.find(self.ctx, store.first[0], item.path)
+            copy = nodes.find(self.ctx, mini[0], item.path)
+            if real is None or copy is None:
+                continue
+            nodes.unlink(mini, copy)
+            if nodes.is_user_ordered(real):
+                nodes.move_before(store.first, real, copy)  # keeps the entry's position
+                nodes.free(store.first, real)
+            else:  # libyang orders system-ordered entries itself (RFC 7950 7.7.7)
+                parent = nodes.parent_of(real)
+                nodes.free(store.first, real)
+                nodes.link(parent, store.first, copy)
+
+    def settle(self, *, committed: bool) -> None:
+        """Apply the overlay to the indexes (or drop it)."""
+        if committed and self._rebuild is not None:
+            self.indexes.rebuild(self._rebuild.first[0])
+        elif committed and self._pending:
+            self.indexes.apply(self._pending)
+        self._pending = None
+        self._rebuild = None

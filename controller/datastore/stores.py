@@ -1,0 +1,168 @@
+"""One configuration datastore: its libyang tree, revisions and persistence.
+
+``running`` is persisted as snapshot + journal (every acknowledged commit is in the journal,
+fsynced). ``startup`` is persisted as a snapshot alone, rewritten on each (rare) change.
+``candidate`` is not persisted: after a restart it is again a copy of running (RFC 6241 8.3
+does not require it to survive, and a restart ends every session that could have edited it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.datastore.api import DatastoreName, Edit, EditOperation, InsertWhere
+from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.journal import Journal
+from controller.datastore.revisions import Revisions
+from controller.datastore.transaction import Applier
+from controller.errors import CatsError
+from controller.model import nodes
+from controller.model.schema import Encoding
+
+COMPACT_MINIMUM = 1 << 20  # journal bytes before compaction is considered
+
+
+def edit_record(edit: Edit) -> dict[str, object]:
+    """An edit as a journal record member."""
+    return {
+        "op": edit.operation.value,
+        "path": edit.path,
+        "value": edit.value,
+        "encoding": edit.encoding.value,
+        "where": edit.where.value if edit.where else None,
+        "point": edit.point,
+    }
+
+
+def edit_from_record(record: dict[str, Any]) -> Edit:
+    """The inverse of :func:`edit_record`."""
+    return Edit(
+        EditOperation(record["op"]),
+        record["path"],
+        record.get("value"),
+        Encoding(record.get("encoding", "json")),
+        InsertWhere(record["where"]) if record.get("where") else None,
+        record.get("point"),
+    )
+
+
+def _allow(*_: object) -> None:
+    """The guard of replays and seeding: the server's own work is not access-checked."""
+
+
+class ConfigStore:
+    """A datastore tree (first top-level node in ``first[0]``) and what goes with it."""
+
+    def __init__(self, ctx: Any, name: DatastoreName, folder: Path | None) -> None:
+        self.ctx = ctx
+        self.name = name
+        self.first = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+        self.journal = Journal(folder, name.value) if folder is not None else None
+        self.revisions = Revisions()
+        self.txid = 0
+
+    def load(self, *, with_journal: bool = True) -> bool:
+        """Load the snapshot and replay the journal, then validate everything once.
+
+        Returns whether anything was persisted.
+        """
+        if self.journal is None:
+            return False
+        loaded = self.journal.load()
+        if loaded.snapshot:
+            self.first[0] = nodes.parse_data(self.ctx, loaded.snapshot, Encoding.JSON)
+        self.txid = loaded.txid
+        for record in loaded.records if with_journal else ():
+            applier = Applier(self.ctx, self.first, _allow)
+            edits = record.get("edits")
+            for item in edits if isinstance(edits, list) else ():
+                applier.apply(edit_from_record(item))
+            applier.undo.commit()
+            self.txid = int(str(record["txid"]))
+        self.validate()
+        if loaded.time:
+            self.revisions = Revisions(datetime.fromisoformat(loaded.time))
+        return loaded.snapshot is not None or bool(loaded.records)
+
+    def validate(self) -> None:
+        """Full ``lyd_validate_all`` (at load, after a replay, for candidate validation)."""
+        try:
+            nodes.validate_all(self.ctx, self.first)
+        except CatsError as exc:
+            raise DatastoreError(*exc.items) from exc
+
+    def persist(self, edits: Sequence[Edit], *, snapshot: bool = False) -> None:
+        """Make a commit durable before it is acknowledged."""
+        if self.journal is None:
+            self.txid += 1
+            return
+        now = datetime.now(UTC).isoformat()
+        if snapshot or self.name is not DatastoreName.RUNNING:
+            self.write_snapshot(self.txid + 1, now)
+            self.txid += 1
+            return
+        record = {"txid": self.txid + 1, "time": now, "edits": [edit_record(e) for e in edits]}
+        try:
+            self.journal.append(record)
+        except OSError as exc:
+            raise refuse("operation-failed", f"cannot persist the commit: {exc}") from exc
+        self.txid += 1
+
+    def compact_if_due(self, minimum: int = COMPACT_MINIMUM) -> None:
+        """Write a new snapshot when the journal has outgrown the last one."""
+        if self.journal is not None and self.journal.due(minimum):
+            self.write_snapshot(self.txid, datetime.now(UTC).isoformat())
+
+    def write_snapshot(self, txid: int, time: str) -> None:
+        """Print the whole tree and make it the snapshot at ``txid``."""
+        if self.journal is None:
+            return
+        text = self.print()
+        try:
+            self.journal.write_snapshot(text, txid, time)
+        except OSError as exc:
+            raise refuse("operation-failed", f"cannot write the snapshot: {exc}") from exc
+
+    def print(self) -> str:
+        """The whole tree as RFC 7951 JSON (explicit nodes only)."""
+        if not self.first[0]:
+            return "{}"
+        flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_WD_EXPLICIT
+        return nodes.print_tree(self.first[0], Encoding.JSON, flags)
+
+    def replace_tree(self, first: Any) -> None:
+        """Swap in another tree (a committed candidate copy); frees the old one."""
+        nodes.free_all(self.first[0])
+        self.first[0] = first
+
+    def copy_tree(self) -> Any:
+        """A copy of the whole tree (``lyd_dup_siblings``: O(datastore))."""
+        out = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+        if self.first[0] and nodes.lib.lyd_dup_siblings(
+            self.first[0],
+            nodes.ffi.NULL,
+            nodes.lib.LYD_DUP_RECURSIVE | nodes.lib.LYD_DUP_WITH_FLAGS,
+            out,
+        ):
+            raise nodes.fail(self.ctx)
+        return out[0]
+
+    def close(self) -> None:
+        """Free the tree and close the files."""
+        nodes.free_all(self.first[0])
+        self.first[0] = nodes.ffi.NULL
+        if self.journal is not None:
+            self.journal.close()
+
+
+@dataclasses.dataclass
+class CandidateState:
+    """The candidate: None until edited (reads see running), then a copy and its edit log."""
+
+    tree: Any = None
+    base_txid: int = 0
+    edits: list[Edit] = dataclasses.field(default_factory=list)

@@ -1,0 +1,304 @@
+"""Apply edits to a datastore tree in place, with an undo log (RFC 6241 7.2, RFC 8072 2.5).
+
+:class:`Applier` parses each edit's value strictly without validating it (types, ranges, names
+and keys are checked by the parser), resolves the operation against the tree with key lookups
+(``data-exists``, ``data-missing``), asks the access check, and applies it, recording how to
+undo it. What each edit did is returned as :class:`Applied` records: they drive validation,
+revisions, the journal, the diff and the notifications.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.datastore import datapath
+from controller.datastore.api import Access, Edit, EditOperation, InsertWhere
+from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.undo import UndoKind, UndoLog, UndoRecord, next_sibling_path
+from controller.errors import CatsError, ErrorItem
+from controller.model import nodes
+from controller.model.nodes import Node
+from controller.model.schema import Encoding
+
+#: Raises when the principal may not do an access on a path (the core's access check).
+Guard = Callable[[Access, str], None]
+
+_CREATING = (EditOperation.CREATE, EditOperation.INSERT)
+_REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
+_RESTCONF_DATA = "ietf-restconf:data"
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What one edit did to one node: its canonical path, and how."""
+
+    path: str
+    access: Access  # CREATE, UPDATE or DELETE
+    whole: tuple[str, ...] = ()  # subtrees entirely new, replaced or gone (revisions)
+    old: Node = field(default=None, compare=False)  # the copy kept by the undo log, if any
+    created_from: str = ""  # the highest node this edit created (its path when none above)
+
+    def __post_init__(self) -> None:
+        if not self.created_from:
+            object.__setattr__(self, "created_from", self.path)
+
+
+def unwrap_root(text: str, encoding: Encoding) -> str:
+    """A datastore document without an ``ietf-restconf:data`` wrapper (RFC 8040 3.3.1)."""
+    if encoding is Encoding.JSON and _RESTCONF_DATA in text:
+        document = json.loads(text)
+        if isinstance(document, dict) and set(document) == {_RESTCONF_DATA}:
+            return json.dumps(document[_RESTCONF_DATA])
+    return text
+
+
+class Applier:
+    """Applies edits to the tree whose first top-level node is ``first[0]``."""
+
+    def __init__(self, ctx: Any, first: Any, guard: Guard) -> None:
+        self.ctx = ctx
+        self.first = first
+        self.undo = UndoLog(ctx, first)
+        self.guard = guard
+        self.applied: list[Applied] = []
+        self._pending: Node = None
+
+    def find(self, path: str) -> Node | None:
+        """The node at a data path in the tree."""
+        return nodes.find(self.ctx, self.first[0], path)
+
+    def apply(self, edit: Edit) -> None:
+        """Apply one edit (raises, with the tree partly changed: the caller rolls back)."""
+        if edit.path in (datapath.ROOT, ""):
+            self._apply_root(edit)
+            return
+        existing = self.find(edit.path)
+        if edit.operation in _REMOVING:
+            self._remove(edit, existing)
+        elif edit.operation is EditOperation.MOVE:
+            self._move(edit, existing)
+        elif existing is not None and edit.operation in _CREATING:
+            raise refuse("data-exists", "the node already exists", nodes.path_of(existing))
+        else:
+            self._write(edit, existing)
+
+    # ------------------------------------------------------------------ parsing
+
+    def parse_value(self, edit: Edit) -> tuple[Node, Node]:
+        """Parse the value of a non-root edit: (scratch tree top, the target node in it)."""
+        if edit.value is None:
+            raise refuse("missing-element", f"{edit.operation} needs a value", edit.path)
+        parent_path = datapath.parent(edit.path)
+        if parent_path == datapath.ROOT:
+            top = nodes.parse_data(self.ctx, edit.value, edit.encoding)
+            parsed = list(nodes.siblings(top))
+        else:
+            top = nodes.new_path(self.ctx, None, parent_path)
+            parent = nodes.find(self.ctx, top, parent_path)
+            before = {nodes.native.address(child) for child in nodes.children(parent)}
+            try:
+                nodes.parse_data(self.ctx, edit.value, edit.encoding, parent)
+            except CatsError as exc:
+                nodes.free_all(top)
+                raise DatastoreError(*(_under(item, parent_path) for item in exc.items)) from exc
+            parsed = [c for c in nodes.children(parent) if nodes.native.address(c) not in before]
+        target = nodes.find(self.ctx, top, edit.path) if top else None
+        if len(parsed) != 1 or target is None or target != parsed[0]:
+            nodes.free_all(top)
+            raise refuse("invalid-value", "the value must be exactly the target node", edit.path)
+        return top, target
+
+    # ------------------------------------------------------------------ operations
+
+    def _remove(self, edit: Edit, existing: Node | None) -> None:
+        if existing is None:
+            if edit.operation is EditOperation.DELETE:
+                raise refuse("data-missing", "the node does not exist", edit.path)
+            return
+        path = nodes.path_of(existing)
+        self.guard(Access.DELETE, path)
+        record = UndoRecord(UndoKind.RESTORE, path, None, next_sibling_path(existing))
+        nodes.unlink(self.first, existing)
+        record.saved = existing  # the unlinked subtree itself is the undo copy
+        self.undo.add(record)
+        self.applied.append(Applied(path, Access.DELETE, (path,), existing))
+
+    def _write(self, edit: Edit, existing: Node | None) -> None:
+        """create, merge, replace and insert of one node."""
+        top, value = self.parse_value(edit)
+        self._pending = top
+        try:
+            self._write_parsed(edit, existing, top, value)
+        finally:
+            if self._pending is not None:  # not consumed by a merge
+                nodes.free_all(self._pending)
+            self._pending = None
+
+    def _write_parsed(self, edit: Edit, existing: Node | None, top: Node, value: Node) -> None:
+        if existing is None:
+            path = nodes.path_of(value)
+            self.guard(Access.CREATE, path)
+            created = self._first_missing(path)
+            self._merge(top)
+            self.undo.add(UndoRecord(UndoKind.REMOVE, created))
+            self._position(edit, path)
+            self.applied.append(Applied(path, Access.CREATE, (path,), created_from=created))
+            return
+        path = nodes.path_of(existing)
+        self.guard(Access.UPDATE, path)
+        old = nodes.dup(existing)
+        before = next_sibling_path(existing)
+        self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, before))
+        if edit.operation is EditOperation.REPLACE:
+            nodes.free(self.first, existing)
+            self._merge(top)
+            if before is not None:
+                self._move_to(path, InsertWhere.BEFORE, before)
+            whole: tuple[str, ...] = (path,)
+        else:
+            whole = tuple(_terminal_paths(value))
+            self._merge(top)
+        self._position(edit, path)
+        self.applied.append(Applied(path, Access.UPDATE, whole, old))
+
+    def _merge(self, top: Node) -> None:
+        """Merge a scratch tree (consumed) into the datastore."""
+        self._pending = None
+        if nodes.lib.lyd_merge_tree(self.first, top, nodes.lib.LYD_MERGE_DESTRUCT):
+            raise nodes.fail(self.ctx)
+
+    def _first_missing(self, path: str) -> str:
+        """The path of the highest ancestor-or-self of ``path`` that does not exist yet."""
+        parts = datapath.steps(path)
+        for index in range(1, len(parts) + 1):
+            prefix = datapath.join(parts[:index])
+            if self.find(prefix) is None:
+                return prefix
+        return path
+
+    def _move(self, edit: Edit, existing: Node | None) -> None:
+        if existing is None:
+            raise refuse("data-missing", "the entry to move does not exist", edit.path)
+        if not nodes.is_user_ordered(existing):
+            raise refuse("bad-attribute", "only ordered-by user entries move", edit.path)
+        path = nodes.path_of(existing)
+        self.guard(Access.UPDATE, path)
+        self.undo.add(UndoRecord(UndoKind.MOVE, path, None, next_sibling_path(existing)))
+        self._position(edit, path, default=InsertWhere.LAST)
+        self.applied.append(Applied(path, Access.UPDATE, (datapath.parent(path),)))
+
+    def _position(self, edit: Edit, path: str, default: InsertWhere | None = None) -> None:
+        where = edit.where or default
+        if where is None:
+            return
+        node = self.find(path)
+        if node is None or not nodes.is_user_ordered(node):
+            raise refuse("bad-attribute", "insert applies to ordered-by user entries", path)
+        if where in (InsertWhere.BEFORE, InsertWhere.AFTER) and edit.point is None:
+            raise refuse("missing-attribute", f"insert {where} needs a point", path)
+        self._move_to(path, where, edit.point)
+
+    def _move_to(self, path: str, where: InsertWhere, point: str | None) -> None:
+        node = self.find(path)
+        anchor = self._anchor(node, where, point)
+        if anchor is None or anchor == node:
+            return
+        nodes.unlink(self.first, node)
+        if where is InsertWhere.AFTER or where is InsertWhere.LAST:
+            nodes.move_after(anchor, node)
+        else:
+            nodes.move_before(self.first, anchor, node)
+
+    def _anchor(self, node: Node, where: InsertWhere, point: str | None) -> Node | None:
+        if where in (InsertWhere.BEFORE, InsertWhere.AFTER):
+            anchor = self.find(point or "")
+            if anchor is None or anchor.schema != node.schema:
+                raise refuse("invalid-value", "the insert point does not exist", point)
+            return anchor
+        same = [sibling for sibling in _instances(node)]
+        return same[0] if where is InsertWhere.FIRST else same[-1]
+
+    # ------------------------------------------------------------------ the root
+
+    def _apply_root(self, edit: Edit) -> None:
+        if edit.operation in _REMOVING or edit.operation is EditOperation.REPLACE:
+            self.guard(Access.DELETE if edit.operation in _REMOVING else Access.UPDATE, "/")
+            top = None
+            if edit.operation is EditOperation.REPLACE:
+                text = unwrap_root(edit.value or "{}", edit.encoding)
+                top = nodes.parse_data(self.ctx, text, edit.encoding)
+            self.undo.add(UndoRecord(UndoKind.ROOT, datapath.ROOT, self.first[0]))
+            self.first[0] = top if top is not None else nodes.ffi.NULL
+            self.applied.append(Applied(datapath.ROOT, Access.UPDATE, (datapath.ROOT,)))
+            return
+        if edit.operation not in (EditOperation.MERGE, EditOperation.CREATE):
+            raise refuse("operation-not-supported", f"{edit.operation} of the datastore root")
+        text = unwrap_root(edit.value or "{}", edit.encoding)
+        top = nodes.parse_data(self.ctx, text, edit.encoding)
+        try:
+            parts = [
+                (nodes.path_of(n), nodes.print_tree(n, Encoding.JSON)) for n in nodes.siblings(top)
+            ]
+        finally:
+            nodes.free_all(top)
+        for path, document in parts:
+            self.apply(Edit(edit.operation, path, document, Encoding.JSON))
+
+
+def _under(item: ErrorItem, parent_path: str) -> ErrorItem:
+    """An error of a value parsed under a parent, with the path from the datastore root.
+
+    libyang reports such paths from the parsed node down (``/mod:entry[id='2']/weight``).
+    """
+    if item.path is None or item.path.startswith(parent_path + "/"):
+        return item
+    first, _, rest = item.path.lstrip("/").partition("/")
+    parent_module = next(
+        (s.split(":", 1)[0] for s in reversed(datapath.steps(parent_path)) if ":" in s), ""
+    )
+    if first.startswith(parent_module + ":"):
+        first = first[len(parent_module) + 1 :]
+    path = "/".join(part for part in (parent_path, first, rest) if part)
+    return dataclasses.replace(item, path=path)
+
+
+def _instances(node: Node) -> list[Node]:
+    """The instances of a node's list among its siblings, in order."""
+    first = nodes.lib.lyd_first_sibling(node)
+    return [sibling for sibling in nodes.siblings(first) if sibling.schema == node.schema]
+
+
+def _terminal_paths(node: Node) -> list[str]:
+    """Paths of the leaves, leaf-lists and empty nodes of a small subtree (what a merge sets)."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kids = list(nodes.children(current))
+        if not kids or current.schema.nodetype & (nodes.lib.LYS_LEAF | nodes.lib.LYS_LEAFLIST):
+            found.append(nodes.path_of(current))
+        stack.extend(kids)
+    return found
+
+
+def locate(error: CatsError, applied: list[Applied]) -> CatsError:
+    """Turn libyang's schema locations (a missing mandatory node) into data paths.
+
+    libyang 2.1 names a missing node by its schema path (``/m:top/item/name``); the node the
+    edit changed whose schema path leads there gives the data path (``/m:top/item[id='2']/name``).
+    """
+    items: list[ErrorItem] = []
+    for item in error.items:
+        path = item.path
+        if path is not None and "[" not in path:
+            for record in applied:
+                prefix = datapath.schema_path(record.path)
+                if record.path != datapath.ROOT and datapath.is_within(path, prefix):
+                    path = record.path + path[len(prefix) :]
+                    break
+        items.append(dataclasses.replace(item, path=path))
+    return type(error)(*items)

@@ -1,0 +1,103 @@
+"""The undo log of a transaction: edits are applied in place and undone on any failure.
+
+Each record says how to put back what one step changed, by data path (node pointers do not
+survive the undoing of later steps). Copies are ``lyd_dup_single`` of one entry (about 1 us),
+never of the whole tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from controller.datastore import datapath
+from controller.model import nodes
+from controller.model.nodes import Node
+
+
+class UndoKind(Enum):
+    """What a record undoes."""
+
+    REMOVE = "remove"  # a node was created: free it
+    RESTORE = "restore"  # a node was changed or deleted: put its copy back
+    ROOT = "root"  # the whole datastore was replaced: put the old tree back
+    MOVE = "move"  # an ordered-by user entry moved: move it back
+
+
+@dataclass
+class UndoRecord:
+    """One step to undo (``saved`` is owned by the log until commit or rollback)."""
+
+    kind: UndoKind
+    path: str
+    saved: Node = None
+    before: str | None = None  # data path of the next sibling, for ordered-by user entries
+
+
+class UndoLog:
+    """Records in application order; :meth:`rollback` replays them backwards."""
+
+    def __init__(self, ctx: Any, first: Any) -> None:
+        self._ctx = ctx
+        self._first = first
+        self.records: list[UndoRecord] = []
+
+    def add(self, record: UndoRecord) -> None:
+        """Append a record."""
+        self.records.append(record)
+
+    def rollback(self) -> None:
+        """Undo every step, newest first; the tree is then as it was before the first."""
+        for record in reversed(self.records):
+            self._undo(record)
+        self.records.clear()
+
+    def commit(self) -> None:
+        """Forget the records and free the copies they kept."""
+        for record in self.records:
+            if record.kind in (UndoKind.RESTORE, UndoKind.ROOT):
+                nodes.free_all(record.saved)
+        self.records.clear()
+
+    def _find(self, path: str) -> Node | None:
+        return nodes.find(self._ctx, self._first[0], path)
+
+    def _undo(self, record: UndoRecord) -> None:
+        if record.kind is UndoKind.ROOT:
+            nodes.free_all(self._first[0])
+            self._first[0] = record.saved
+            return
+        current = self._find(record.path)
+        if record.kind is UndoKind.REMOVE:
+            if current is not None:
+                nodes.free(self._first, current)
+            return
+        if record.kind is UndoKind.RESTORE:
+            if current is not None:
+                nodes.free(self._first, current)
+            self._place(record.saved, record.path, record.before)
+            return
+        if current is not None:  # MOVE
+            nodes.unlink(self._first, current)
+            self._place(current, record.path, record.before)
+
+    def _place(self, node: Node, path: str, before: str | None) -> None:
+        """Link a detached node back under its parent, before ``before`` when that exists."""
+        neighbour = self._find(before) if before is not None else None
+        if neighbour is not None:
+            nodes.move_before(self._first, neighbour, node)
+            return
+        parent_path = datapath.parent(path)
+        parent = None if parent_path == datapath.ROOT else self._find(parent_path)
+        nodes.link(parent, self._first, node)
+
+
+def next_sibling_path(node: Node) -> str | None:
+    """The path of the next instance of the same ordered-by user list, if any."""
+    if not nodes.is_user_ordered(node):
+        return None
+    following = node.next
+    if following and following.schema == node.schema:
+        return nodes.path_of(following)
+    return None

@@ -1,0 +1,79 @@
+"""How a transaction on running is validated: the seam between full and entry-local checks.
+
+:class:`FullValidation` runs ``lyd_validate_all`` on the whole tree: correct for any schema and
+O(datastore). :class:`~controller.datastore.local.LocalValidation` checks only what an edit can
+affect and falls back to this one for whatever it cannot prove (docs/notes/validation-cost.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from controller.datastore.errors import DatastoreError
+from controller.datastore.stores import ConfigStore
+from controller.datastore.transaction import Applied
+from controller.errors import CatsError
+from controller.model import nodes
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationStats:
+    """How many transactions each path validated (a full fallback is correct but slow)."""
+
+    local: int = 0
+    full: int = 0
+
+
+class Validator(Protocol):
+    """Validates a transaction already applied in place, before it is made current."""
+
+    def check(self, store: ConfigStore, applied: Sequence[Applied]) -> None:
+        """Raise :class:`DatastoreError` if the tree after ``applied`` is invalid."""
+        ...
+
+    def settle(self, *, committed: bool) -> None:
+        """The transaction was committed or rolled back: keep or drop pending index changes."""
+        ...
+
+    def rebuild(self, store: ConfigStore) -> None:
+        """Recompute whatever is derived from the tree (after a load or a whole replace)."""
+        ...
+
+    def stats(self) -> ValidationStats:
+        """Counts so far."""
+        ...
+
+
+def validate_full(store: ConfigStore) -> None:
+    """``lyd_validate_all`` of the whole tree, errors as :class:`DatastoreError`."""
+    try:
+        nodes.validate_all(store.ctx, store.first)
+    except CatsError as exc:
+        raise DatastoreError(*exc.items) from exc
+
+
+class FullValidation:
+    """Whole-tree validation of every transaction."""
+
+    def __init__(self) -> None:
+        self._full = 0
+
+    def check(self, store: ConfigStore, applied: Sequence[Applied]) -> None:
+        """Validate the whole tree."""
+        del applied
+        self._full += 1
+        validate_full(store)
+
+    def settle(self, *, committed: bool) -> None:
+        """Nothing is derived from the tree."""
+        del committed
+
+    def rebuild(self, store: ConfigStore) -> None:
+        """Nothing is derived from the tree."""
+        del store
+
+    def stats(self) -> ValidationStats:
+        """Every transaction was a full validation."""
+        return ValidationStats(0, self._full)

@@ -1,0 +1,89 @@
+"""libyang C functions that libyang-python 2.8.0's CFFI build does not declare.
+
+``lyd_insert_before``/``after``/``sibling``, ``lyd_unlink_tree``, ``lyd_new_implicit_tree`` and
+``lys_find_expr_atoms`` exist in Debian 12's libyang 2.1.30 (``/usr/include/libyang``) but not in
+the cdefs of the Python binding, so they are called through :mod:`ctypes` on the very same
+``libyang.so.2`` the binding is linked to. Pointers cross as integer addresses: cffi pointers
+become ``uintptr_t`` and results are cast back, so nothing else in the project sees ctypes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from _libyang import ffi, lib
+
+_SO = ctypes.CDLL("libyang.so.2")
+_P = ctypes.c_void_p
+
+
+def _bind(name: str, argtypes: list[Any], restype: Any) -> Any:
+    func = getattr(_SO, name)
+    func.argtypes = argtypes
+    func.restype = restype
+    return func
+
+
+_INSERT_BEFORE = _bind("lyd_insert_before", [_P, _P], ctypes.c_int)
+_INSERT_AFTER = _bind("lyd_insert_after", [_P, _P], ctypes.c_int)
+_INSERT_SIBLING = _bind("lyd_insert_sibling", [_P, _P, ctypes.POINTER(_P)], ctypes.c_int)
+_UNLINK = _bind("lyd_unlink_tree", [_P], None)
+_IMPLICIT_TREE = _bind("lyd_new_implicit_tree", [_P, ctypes.c_uint32, _P], ctypes.c_int)
+_EXPR_ATOMS = _bind(
+    "lys_find_expr_atoms", [_P, _P, _P, _P, ctypes.c_uint32, ctypes.POINTER(_P)], ctypes.c_int
+)
+
+#: ``LYD_IMPLICIT_NO_STATE`` of tree_data.h.
+IMPLICIT_NO_STATE = 0x01
+
+
+def address(pointer: Any) -> int | None:
+    """The address of a cffi pointer (None for NULL), for a ctypes call."""
+    if pointer == ffi.NULL:
+        return None
+    return int(ffi.cast("uintptr_t", pointer))
+
+
+def insert_before(sibling: Any, node: Any) -> int:
+    """``lyd_insert_before``: put ``node`` just before ``sibling``."""
+    return int(_INSERT_BEFORE(address(sibling), address(node)))
+
+
+def insert_after(sibling: Any, node: Any) -> int:
+    """``lyd_insert_after``: put ``node`` just after ``sibling``."""
+    return int(_INSERT_AFTER(address(sibling), address(node)))
+
+
+def insert_sibling(sibling: Any, node: Any) -> tuple[int, Any]:
+    """``lyd_insert_sibling``: add a top-level ``node``; returns (rc, new first sibling)."""
+    first = _P()
+    rc = int(_INSERT_SIBLING(address(sibling), address(node), ctypes.byref(first)))
+    return rc, ffi.cast("struct lyd_node *", first.value or 0)
+
+
+def unlink(node: Any) -> None:
+    """``lyd_unlink_tree``: detach a subtree from its parent and siblings."""
+    _UNLINK(address(node))
+
+
+def add_implicit(node: Any) -> int:
+    """``lyd_new_implicit_tree``: add the default nodes of a config subtree."""
+    return int(_IMPLICIT_TREE(address(node), IMPLICIT_NO_STATE, None))
+
+
+def expression_atoms(ctx_node: Any, module: Any, expr: Any, prefixes: Any) -> list[Any] | None:
+    """``lys_find_expr_atoms``: every schema node a compiled XPath expression may touch.
+
+    None when libyang cannot tell (the caller must then assume the expression reads anything).
+    """
+    found = _P()
+    rc = _EXPR_ATOMS(
+        address(ctx_node), address(module), address(expr), address(prefixes), 0, ctypes.byref(found)
+    )
+    if rc != lib.LY_SUCCESS or not found.value:
+        return None
+    atoms = ffi.cast("struct ly_set *", found.value)
+    nodes = [atoms.snodes[index] for index in range(int(atoms.count))]
+    lib.ly_set_free(atoms, ffi.NULL)
+    return nodes

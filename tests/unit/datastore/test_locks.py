@@ -1,0 +1,78 @@
+"""controller.datastore.locks and the candidate: sessions, lock-denied, commit, discard."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.datastore import Core
+from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
+from controller.errors import CatsError
+from tests.unit.datastore.conftest import RUNNING, create, item, item_path, read_json
+
+CANDIDATE = DatastoreName.CANDIDATE
+
+
+def test_a_lock_refuses_other_sessions_with_the_holder(core: Core) -> None:
+    core.lock(RUNNING, "7")
+    with pytest.raises(CatsError) as caught:
+        core.edit(RUNNING, [create(item_path(2), item(2))], SYSTEM, session="8")
+    assert caught.value.items[0].tag == "lock-denied"
+    assert caught.value.items[0].info == (("session-id", "7"),)
+    with pytest.raises(CatsError):
+        core.edit(RUNNING, [create(item_path(2), item(2))], SYSTEM)  # RESTCONF: no session
+    with pytest.raises(CatsError) as again:
+        core.lock(RUNNING, "8")
+    assert again.value.items[0].tag == "lock-denied"
+    core.edit(RUNNING, [create(item_path(2), item(2))], SYSTEM, session="7")
+    with pytest.raises(CatsError):
+        core.unlock(RUNNING, "8")
+    core.release_session("7")
+    core.edit(RUNNING, [create(item_path(3), item(3))], SYSTEM, session="8")
+
+
+def test_candidate_commit_and_discard(core: Core) -> None:
+    assert read_json(core, item_path(1), CANDIDATE) is not None
+    core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM)
+    assert read_json(core, item_path(2), CANDIDATE) is not None
+    assert read_json(core, item_path(2)) is None
+    core.discard_changes()
+    assert read_json(core, item_path(2), CANDIDATE) is None
+    core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM)
+    core.commit(SYSTEM)
+    assert read_json(core, item_path(2)) is not None
+
+
+def test_candidate_may_be_invalid_until_commit(core: Core) -> None:
+    core.edit(CANDIDATE, [create(item_path(2), item(2, name=None))], SYSTEM)
+    with pytest.raises(CatsError):
+        core.validate(CANDIDATE)
+    with pytest.raises(CatsError) as caught:
+        core.commit(SYSTEM)
+    assert caught.value.items[0].tag == "missing-element"
+    assert read_json(core, item_path(2)) is None
+    core.edit(
+        CANDIDATE,
+        [Edit(EditOperation.MERGE, item_path(2), '{"core-test:item": [{"id": 2, "name": "ok"}]}')],
+        SYSTEM,
+    )
+    core.commit(SYSTEM)
+    assert read_json(core, item_path(2)) is not None
+
+
+def test_commit_after_running_changed_replaces_running(core: Core) -> None:
+    core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM)
+    core.edit(RUNNING, [create(item_path(3), item(3))], SYSTEM)
+    core.commit(SYSTEM)
+    assert read_json(core, item_path(2)) is not None
+    assert read_json(core, item_path(3)) is None  # the candidate is what becomes running
+
+
+def test_candidate_lock_is_refused_while_modified_and_released_with_the_session(core: Core) -> None:
+    core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM)
+    with pytest.raises(CatsError):
+        core.lock(CANDIDATE, "1")
+    core.discard_changes()
+    core.lock(CANDIDATE, "1")
+    core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM, session="1")
+    core.release_session("1")
+    assert read_json(core, item_path(2), CANDIDATE) is None

@@ -1,0 +1,142 @@
+"""Reads: operational state, filters, depth, fields, defaults, origin, revisions, access."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from controller.datastore import Core
+from controller.datastore.api import (
+    SYSTEM,
+    Access,
+    Content,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    Principal,
+    ReadRequest,
+    Registrations,
+    WithDefaults,
+)
+from controller.errors import CatsError
+from controller.model import Encoding, Schema
+from tests.unit.datastore.conftest import RUNNING, TOP, create, item, item_path, merge
+
+OPERATIONAL = DatastoreName.OPERATIONAL
+
+
+def read(core: Core, request: ReadRequest) -> object:
+    document = core.read(request, SYSTEM).document
+    return None if document is None else json.loads(document)
+
+
+@pytest.fixture
+def with_status(registrations: Registrations) -> None:
+    registrations.state["/core-test:status"] = lambda: {"core-test:status": {"uptime": 42}}
+
+
+def test_state_providers_appear_in_operational(with_status: None, core: Core) -> None:
+    assert read(core, ReadRequest(OPERATIONAL, "/core-test:status")) == {
+        "core-test:status": {"uptime": 42}
+    }
+    whole = read(core, ReadRequest(OPERATIONAL))
+    assert isinstance(whole, dict)
+    assert {"core-test:status", "core-test:top", "ietf-yang-library:yang-library"} <= set(whole)
+    config = read(core, ReadRequest(OPERATIONAL, content=Content.CONFIG))
+    assert isinstance(config, dict)
+    assert "core-test:status" not in config
+    state = read(core, ReadRequest(OPERATIONAL, content=Content.NONCONFIG))
+    assert isinstance(state, dict)
+    assert "core-test:top" not in state
+
+
+def test_yang_library_lists_the_modules_and_a_content_id(core: Core) -> None:
+    found = read(core, ReadRequest(OPERATIONAL, "/ietf-yang-library:yang-library"))
+    assert isinstance(found, dict)
+    library = found["ietf-yang-library:yang-library"]
+    names = {module["name"] for module in library["module-set"][0]["module"]}
+    assert {"core-test", "ietf-cats-types", "ietf-netconf-acm", "ietf-yang-patch"} <= names
+    assert len(library["content-id"]) == 32
+    assert {d["name"] for d in library["datastore"]} >= {"ietf-datastores:running"}
+
+
+def test_origin_metadata(with_status: None, core: Core) -> None:
+    found = read(core, ReadRequest(OPERATIONAL, "/core-test:status", with_origin=True))
+    assert isinstance(found, dict)
+    assert found["core-test:status"]["@"] == {"ietf-origin:origin": "ietf-origin:learned"}
+    found = read(core, ReadRequest(OPERATIONAL, TOP, with_origin=True))
+    assert isinstance(found, dict)
+    assert found["core-test:top"]["@"] == {"ietf-origin:origin": "ietf-origin:intended"}
+
+
+def test_with_defaults_depth_fields_and_xpath(core: Core) -> None:
+    explicit = read(core, ReadRequest(RUNNING, f"{TOP}/mode"))
+    assert explicit is None or explicit == {}
+    assert read(
+        core, ReadRequest(RUNNING, f"{TOP}/mode", with_defaults=WithDefaults.REPORT_ALL)
+    ) == {"core-test:mode": "fast"}
+    shallow = read(core, ReadRequest(RUNNING, TOP, depth=2))
+    assert isinstance(shallow, dict)
+    assert shallow["core-test:top"]["item"] == [{"id": 1}]
+    picked = read(core, ReadRequest(RUNNING, item_path(1), fields="name;pool"))
+    assert picked == {"core-test:item": [{"id": 1, "name": "i1", "pool": "p1"}]}
+    filtered = read(core, ReadRequest(RUNNING, xpath_filter=f"{TOP}/item[addr='a1']/name"))
+    assert filtered == {"core-test:top": {"item": [{"id": 1, "name": "i1"}]}}
+    xml = core.read(ReadRequest(RUNNING, item_path(1), encoding=Encoding.XML), SYSTEM).document
+    assert xml is not None
+    assert xml.startswith("<item")
+
+
+def test_revisions_change_for_the_node_and_ancestors_not_siblings(core: Core) -> None:
+    core.edit(RUNNING, [create(item_path(2), item(2))], SYSTEM)
+    before = {path: core.revision(RUNNING, path) for path in (item_path(1), item_path(2), TOP)}
+    whole_before = core.revision(RUNNING, None)
+    core.edit(RUNNING, [merge(item_path(2), {"id": 2, "lo": 1})], SYSTEM)
+    assert core.revision(RUNNING, item_path(1)) == before[item_path(1)]
+    assert core.revision(RUNNING, item_path(2)) != before[item_path(2)]
+    assert core.revision(RUNNING, TOP) != before[TOP]
+    assert core.revision(RUNNING, None) != whole_before
+    assert core.revision(RUNNING, f"{item_path(2)}/lo") != before[item_path(2)]
+    name_before = core.revision(RUNNING, f"{item_path(2)}/name")
+    core.edit(
+        RUNNING,
+        [Edit(EditOperation.REPLACE, item_path(2), json.dumps({"core-test:item": [item(2)]}))],
+        SYSTEM,
+    )
+    assert core.revision(RUNNING, f"{item_path(2)}/name") != name_before
+    assert core.read(ReadRequest(RUNNING, item_path(2)), SYSTEM).revision == core.revision(
+        RUNNING, item_path(2)
+    )
+
+
+class DenyItems:
+    """An access check that refuses writes under item and reads of the pools."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Access, str]] = []
+
+    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+        self.calls.append((principal.user, access, path))
+        if principal.user != "bob":
+            return True
+        return not (("/item" in path and access is not Access.READ) or path.endswith("/pool"))
+
+
+def test_every_request_passes_the_access_check(test_schema: Schema, tmp_path: Path) -> None:
+    check = DenyItems()
+    bob = Principal("bob", ("ops",))
+    with Core(test_schema, tmp_path, access=check) as opened:
+        opened.edit(RUNNING, [create(f"{TOP}/pool[name='p1']", {"name": "p1"})], SYSTEM)
+        with pytest.raises(CatsError) as caught:
+            opened.edit(RUNNING, [create(item_path(1), item(1))], bob)
+        assert caught.value.items[0].tag == "access-denied"
+        assert opened.read(ReadRequest(RUNNING, item_path(1)), bob).document is None
+        with pytest.raises(CatsError):
+            opened.read(ReadRequest(RUNNING, f"{TOP}/pool"), bob)
+        with pytest.raises(CatsError) as rpc:
+            opened.invoke("/core-test:add", '{"core-test:input": {"a": 1}}', Encoding.JSON, bob)
+        assert rpc.value.items[0].tag in ("access-denied", "operation-not-supported")
+    assert ("bob", Access.CREATE, item_path(1)) in check.calls
+    assert ("bob", Access.EXEC, "/core-test:add") in check.calls
