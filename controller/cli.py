@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,56 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from controller.demo import run_demo  # noqa: PLC0415 - keep start-up of other commands light
 
     return run_demo(out=sys.stdout)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """Run the C-PS: RESTCONF (and, later, NETCONF) over the server core."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from controller.app import ServeSettings, serve  # noqa: PLC0415
+    from controller.restconf.server import ListenSettings, TlsSettings  # noqa: PLC0415
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    tls = None
+    if args.tls_cert or args.tls_key:
+        if not (args.tls_cert and args.tls_key):
+            print("catsctl serve: --tls-cert and --tls-key go together", file=sys.stderr)
+            return 2
+        tls = TlsSettings(args.tls_cert, args.tls_key, args.tls_client_ca)
+    elif args.tls_client_ca:
+        print("catsctl serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
+        return 2
+    listen = ListenSettings(
+        address=args.restconf_address,
+        port=args.restconf_port,
+        tls=tls,
+        max_body_size=args.max_body_size,
+    )
+    settings = ServeSettings(args.state_dir, tuple(args.yang_dir), args.init_data, listen)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    return serve(settings, stop)
+
+
+def _cmd_hash_password(args: argparse.Namespace) -> int:
+    """Print a crypt hash for ietf-system:system/authentication/user/password."""
+    import getpass  # noqa: PLC0415
+
+    from controller.restconf.auth import hash_password  # noqa: PLC0415
+
+    read = sys.stdin.readline if args.stdin else lambda: getpass.getpass("password: ")
+    password = read().rstrip("\n")
+    if not password:
+        print("catsctl hash-password: empty password", file=sys.stderr)
+        return 1
+    print(hash_password(password))
+    return 0
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -53,7 +104,57 @@ def build_parser() -> argparse.ArgumentParser:
         "-t", "--type", choices=[kind.value for kind in InstanceKind], default="data"
     )
     validate.set_defaults(handler=_cmd_validate)
+    _add_serve(commands)
+
+    hashing = commands.add_parser(
+        "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"
+    )
+    hashing.add_argument(
+        "--stdin", action="store_true", help="read the password from standard input"
+    )
+    hashing.set_defaults(handler=_cmd_hash_password)
     return parser
+
+
+def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from controller.restconf.server import (  # noqa: PLC0415
+        DEFAULT_ADDRESS,
+        DEFAULT_MAX_BODY,
+        DEFAULT_PORT,
+    )
+
+    serve = commands.add_parser("serve", help="run the C-PS (RESTCONF server)")
+    serve.add_argument("--state-dir", type=Path, default=Path("state"), metavar="DIR")
+    serve.add_argument(
+        "--yang-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load every module in DIR too (repeatable)",
+    )
+    serve.add_argument(
+        "--init-data",
+        type=Path,
+        metavar="FILE",
+        help="JSON or XML seed for running, applied once when the state directory is new",
+    )
+    serve.add_argument("--restconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
+    serve.add_argument("--restconf-port", type=int, default=DEFAULT_PORT, metavar="PORT")
+    serve.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve HTTPS")
+    serve.add_argument("--tls-key", type=Path, metavar="PEM")
+    serve.add_argument(
+        "--tls-client-ca", type=Path, metavar="PEM", help="require client certificates"
+    )
+    serve.add_argument(
+        "--max-body-size",
+        type=int,
+        default=DEFAULT_MAX_BODY,
+        metavar="BYTES",
+        help="larger request bodies get 413",
+    )
+    serve.add_argument("-v", "--verbose", action="store_true")
+    serve.set_defaults(handler=_cmd_serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,134 @@
+"""A real ``catsctl serve`` process on a free loopback port, for the RESTCONF functional tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from controller.restconf.auth import hash_password
+from tests.conftest import ROOT
+
+TEST_YANG = ROOT / "tests" / "yang"
+ADMIN = ("admin", "admin-secret")
+JSON = "application/yang-data+json"
+XML = "application/yang-data+xml"
+START_TIMEOUT_S = 60.0
+_HASH = hash_password(ADMIN[1])
+
+
+def admin_users() -> dict[str, object]:
+    """``ietf-system`` with the test administrator."""
+    return {
+        "ietf-system:system": {"authentication": {"user": [{"name": ADMIN[0], "password": _HASH}]}}
+    }
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """A running server: its process, URLs and an authenticated keep-alive session."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    state_dir: Path
+    log: Path
+    session: requests.Session
+    scheme: str = "http"
+
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"{self.scheme}://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        """An absolute URL of a path under the RESTCONF root (or of an absolute path)."""
+        return self.root + (path if path.startswith("/") else f"/restconf/{path}")
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """A request with the admin's credentials (unless ``auth`` says otherwise)."""
+        kwargs.setdefault("timeout", 30)
+        return self.session.request(method, self.url(path), **kwargs)
+
+    def get_json(self, path: str, **params: str) -> Any:
+        """GET a data resource as JSON; asserts 200."""
+        reply = self.request("GET", path, params=params, headers={"Accept": JSON})
+        assert reply.status_code == 200, reply.text
+        return reply.json()
+
+    def stderr(self) -> str:
+        """What the server logged."""
+        return self.log.read_text(errors="replace")
+
+
+def _wait_ready(server: Server) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"catsctl serve exited:\n{server.stderr()}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", server.port), 1):
+            return  # listening (a probe over TLS would need the client certificate)
+        time.sleep(0.1)
+    raise RuntimeError(f"catsctl serve did not start:\n{server.stderr()}")
+
+
+def write_init(folder: Path, document: dict[str, object]) -> Path:
+    """Write an --init-data file (JSON)."""
+    path = folder / "init.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@contextlib.contextmanager
+def running_server(
+    state_dir: Path,
+    init_data: Path | None = None,
+    *extra: str,
+    scheme: str = "http",
+    port: int | None = None,
+) -> Iterator[Server]:
+    """Start ``catsctl serve``; stop it (SIGTERM, then SIGKILL) when the block ends."""
+    port = port or free_port()
+    log = state_dir.parent / f"serve-{port}.log"
+    command = [
+        sys.executable, "-m", "controller.cli", "serve",
+        "--state-dir", str(state_dir),
+        "--yang-dir", str(TEST_YANG),
+        "--restconf-port", str(port),
+        *(["--init-data", str(init_data)] if init_data else []),
+        *extra,
+    ]  # fmt: skip
+    with log.open("ab") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink, env=os.environ)
+    session = requests.Session()
+    session.auth = ADMIN
+    server = Server(process, port, state_dir, log, session, scheme)
+    try:
+        _wait_ready(server)
+        yield server
+    finally:
+        session.close()
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -1,0 +1,97 @@
+"""RFC 8040 6 event streams as server-sent events, against a real ``catsctl serve``."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.functional.restconf_server import JSON, Server, admin_users, running_server, write_init
+
+pytestmark = pytest.mark.functional
+STREAM = "streams/json/NETCONF"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose running holds the admin only."""
+    folder = tmp_path_factory.mktemp("streams")
+    with running_server(folder / "state", write_init(folder, admin_users())) as running:
+        yield running
+
+
+def events(reply: requests.Response, count: int) -> list[tuple[str, Any]]:
+    """Read ``count`` events (type, JSON data) from an SSE response."""
+    found: list[tuple[str, Any]] = []
+    kind = "message"
+    for raw in reply.iter_lines():
+        line = raw.decode()
+        if line.startswith("event: "):
+            kind = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            found.append((kind, json.loads(line.removeprefix("data: "))))
+            kind = "message"
+            if len(found) == count:
+                break
+    return found
+
+
+def put_name(server: Server, name: str) -> None:
+    """An edit, which the core announces as netconf-config-change."""
+    reply = server.request(
+        "PUT", "data/rc-test:top/name", json={"rc-test:name": name}, headers={"Content-Type": JSON}
+    )
+    assert reply.status_code in (201, 204), reply.text
+
+
+def test_live_events(server: Server) -> None:
+    with server.request(
+        "GET", STREAM, stream=True, headers={"Accept": "text/event-stream"}
+    ) as reply:
+        assert reply.status_code == 200
+        assert reply.headers["Content-Type"].startswith("text/event-stream")
+        threading.Timer(0.3, put_name, (server, "live")).start()
+        ((kind, data),) = events(reply, 1)
+    assert kind == "message"
+    body = data["ietf-restconf:notification"]
+    assert "eventTime" in body
+    assert "ietf-netconf-notifications:netconf-config-change" in body
+
+
+def test_replay_filter_and_stop_time(server: Server) -> None:
+    start = datetime.now(UTC) - timedelta(seconds=1)
+    put_name(server, "replayed-1")
+    put_name(server, "replayed-2")
+    stop = datetime.now(UTC) + timedelta(seconds=2)
+    params = {"start-time": start.isoformat(), "stop-time": stop.isoformat()}
+    with server.request("GET", STREAM, params=params, stream=True, timeout=20) as reply:
+        assert reply.status_code == 200, reply.text
+        got = events(reply, 10)  # ends at stop-time
+    kinds = [kind for kind, _ in got]
+    assert kinds[:2] == ["message", "message"]
+    assert "replay-complete" in kinds
+    filtered = {**params, "filter": "/rc-test:nothing"}
+    with server.request("GET", STREAM, params=filtered, stream=True, timeout=20) as reply:
+        assert reply.status_code == 200, reply.text
+        assert [kind for kind, _ in events(reply, 10)] == ["replay-complete"]
+
+
+def test_stream_errors(server: Server) -> None:
+    assert server.request("GET", "streams/json/nope").status_code == 404
+    assert (
+        server.request("GET", STREAM, params={"stop-time": "2026-01-01T00:00:00Z"}).status_code
+        == 400
+    )
+    assert server.request("GET", STREAM, params={"depth": "1"}).status_code == 400
+    assert server.request("POST", STREAM).status_code == 405
+
+
+def test_streams_need_authentication(server: Server, tmp_path: Path) -> None:
+    del tmp_path
+    assert requests.get(server.url(STREAM), timeout=10).status_code == 401

@@ -1,0 +1,134 @@
+"""The resource tree over a fake core (a ``ServerCore`` seam): operations and error mapping."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from controller.datastore.api import (
+    DatastoreName,
+    Edit,
+    Notification,
+    Principal,
+    ReadRequest,
+    ReadResult,
+    Revision,
+    Subscription,
+)
+from controller.datastore.errors import refuse
+from controller.model import Encoding
+from controller.model.paths import PathResolver
+from controller.restconf.http import HttpRequest
+from controller.restconf.resources import Restconf, ServerInfo
+
+REV = Revision("r1", datetime(2026, 11, 30, tzinfo=UTC))
+JSON = {"content-type": "application/yang-data+json"}
+
+
+class FakeCore:
+    """Answers reads with one document, records edits, echoes RPC input, refuses on demand."""
+
+    def __init__(self, output: str = "", refusal: str | None = None) -> None:
+        self.output = output
+        self.refusal = refusal
+        self.edits: list[Edit] = []
+
+    def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        del principal
+        return ReadResult('{"rc-test:name": "n"}' if request.path else "{}", REV)
+
+    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+        del datastore, path
+        return REV
+
+    def edit(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+        test_only: bool = False,
+    ) -> Revision:
+        del datastore, principal, session, test_only
+        if self.refusal:
+            raise refuse(self.refusal, "refused", "/rc-test:top")
+        self.edits += edits
+        return REV
+
+    def invoke(
+        self, path: str, input_document: str, encoding: Encoding, principal: Principal
+    ) -> str:
+        del path, input_document, encoding, principal
+        return self.output
+
+    def lock(self, datastore: DatastoreName, session: str) -> None: ...
+
+    def unlock(self, datastore: DatastoreName, session: str) -> None: ...
+
+    def release_session(self, session: str) -> None: ...
+
+    def subscribe(
+        self,
+        stream: str,
+        *,
+        start_time: datetime | None = None,
+        stop_time: datetime | None = None,
+        xpath_filter: str | None = None,
+    ) -> Subscription:
+        raise NotImplementedError
+
+    def publish(self, stream: str, document: str) -> Notification:
+        raise NotImplementedError
+
+
+def _restconf(resolver: PathResolver, core: FakeCore) -> Restconf:
+    return Restconf(core, resolver, ServerInfo("2019-01-04", "test", REV.last_modified))
+
+
+def test_rpc_output_and_no_output(resolver: PathResolver) -> None:
+    output = '{"rc-test:output": {"echo": "hi"}}'
+    request = HttpRequest("POST", "/restconf/operations/rc-test:ping", headers=JSON, body=b"{}")
+    reply = _restconf(resolver, FakeCore(output)).handle(request)
+    assert reply.status == 200
+    assert json.loads(reply.body) == {"rc-test:output": {"echo": "hi"}}
+    assert _restconf(resolver, FakeCore("")).handle(request).status == 204
+
+
+def test_core_errors_map_to_status(resolver: PathResolver) -> None:
+    body = b'{"rc-test:name": "x"}'
+    for tag, status in (("lock-denied", 409), ("access-denied", 403), ("in-use", 409)):
+        core = FakeCore(refusal=tag)
+        request = HttpRequest("PUT", "/restconf/data/rc-test:top/name", headers=JSON, body=body)
+        reply = _restconf(resolver, core).handle(request)
+        assert reply.status == status
+        error = json.loads(reply.body)["ietf-restconf:errors"]["error"][0]
+        assert error["error-tag"] == tag
+        assert error["error-path"] == "/rc-test:top"
+
+
+def test_unexpected_exception_is_operation_failed(resolver: PathResolver) -> None:
+    class Broken(FakeCore):
+        def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
+            raise RuntimeError("bug")
+
+    reply = _restconf(resolver, Broken()).handle(HttpRequest("GET", "/restconf/data/rc-test:top"))
+    assert reply.status == 500
+    assert json.loads(reply.body)["ietf-restconf:errors"]["error"][0]["error-tag"] == (
+        "operation-failed"
+    )
+
+
+def test_edit_reaches_the_core_with_the_data_path(resolver: PathResolver) -> None:
+    core = FakeCore()
+    body = b'{"rc-test:hop": [{"name": "h"}]}'
+    request = HttpRequest(
+        "POST", "/restconf/data/rc-test:top", "insert=first", headers=JSON, body=body
+    )
+    reply = _restconf(resolver, core).handle(request)
+    assert reply.status == 201
+    assert reply.header("Location") == "/restconf/data/rc-test:top/hop=h"
+    (edit,) = core.edits
+    assert edit.path == "/rc-test:top/hop[name='h']"
+    assert edit.where is not None
