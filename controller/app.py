@@ -22,17 +22,17 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core
 from controller.model import Encoding, Schema
-from controller.model.paths import PathResolver, enable_features
+from controller.model.codec import NotificationCodec
+from controller.model.paths import PathResolver
+from controller.plugins import apply_plugins
 from controller.restconf.auth import Authenticator
 from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
-from controller.restconf.streams import DEFAULT_STREAMS, MONITORING, StreamInfo, monitoring_state
+from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.users import LocalUsers
 from controller.restconf.wsgi import create_app
 
 LOG = logging.getLogger("catsctl.serve")
-#: ietf-system features the RESTCONF server uses: local users with crypt-hash passwords.
-SYSTEM_FEATURES = ("authentication", "local-users")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,7 @@ class ServeSettings:
     yang_dirs: tuple[Path, ...] = ()
     init_data: Path | None = None
     listen: ListenSettings = field(default_factory=ListenSettings)
+    plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -73,31 +74,20 @@ def seed_running(core: Core, init_data: Path) -> Revision:
     )
 
 
-def build_schema(yang_dirs: tuple[Path, ...]) -> Schema:
-    """The server's schema, with the ietf-system features RESTCONF authentication needs."""
-    schema = Schema.for_server(yang_dirs)
-    try:
-        system = schema.context.get_module("ietf-system")
-        if not all(system.feature_state(name) for name in SYSTEM_FEATURES):
-            enable_features(schema.context, "ietf-system", SYSTEM_FEATURES)
-    except BaseException:
-        schema.close()
-        raise
-    return schema
-
-
 class Application:
     """The running C-PS: schema, core and RESTCONF server; ``with`` owns them all."""
 
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
-        self.schema = build_schema(settings.yang_dirs)
+        self.schema = Schema.for_server(settings.yang_dirs)
         listen = settings.listen
         registrations = Registrations()
-        streams = [StreamInfo(name) for name in DEFAULT_STREAMS]
-        registrations.state[f"/{MONITORING}"] = lambda: monitoring_state(streams, listen.base_url)
+        registrations.state[f"/{MONITORING}"] = lambda: monitoring_state(
+            self.core.streams(), listen.base_url
+        )
         fresh = is_new_state_dir(settings.state_dir)
         try:
+            apply_plugins(settings.plugins, registrations)
             self.core = Core(self.schema, settings.state_dir, registrations)
         except BaseException:
             self.schema.close()
@@ -110,7 +100,7 @@ class Application:
         users = LocalUsers(self.core)
         authenticator = Authenticator(users.users)
         app = create_app(
-            Restconf(self.core, resolver, info),
+            Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
             authenticator.authenticate,
             users.groups,
             max_body_size=listen.max_body_size,
@@ -132,6 +122,7 @@ class Application:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.core.end_subscriptions()  # streams end, so their workers are free to stop
         self.server.stop()
         self.core.close()
         self.schema.close()

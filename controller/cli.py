@@ -47,7 +47,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         tls=tls,
         max_body_size=args.max_body_size,
     )
-    settings = ServeSettings(args.state_dir, tuple(args.yang_dir), args.init_data, listen)
+    settings = ServeSettings(
+        args.state_dir, tuple(args.yang_dir), args.init_data, listen, tuple(args.plugin)
+    )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -138,6 +140,17 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=Path,
         metavar="FILE",
         help="JSON or XML seed for running, applied once when the state directory is new",
+    )
+    serve.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help=(
+            "import the Python module MODULE (importable: on PYTHONPATH or installed) and call "
+            "its register(registrations) -> None, which adds state providers, RPC and action "
+            "handlers and commit hooks (controller.plugins; repeatable, applied in order)"
+        ),
     )
     serve.add_argument("--restconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
     serve.add_argument("--restconf-port", type=int, default=DEFAULT_PORT, metavar="PORT")

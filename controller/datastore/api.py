@@ -158,12 +158,32 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Notification:
-    """One event on a stream: the notification document (RFC 7951 JSON) and its time."""
+    """One event on a stream: the notification document (RFC 7951 JSON) and its time.
+
+    With ``replay_complete`` it is the marker a subscription with a start time yields right
+    after the last replayed event (RFC 5277 3.2.5 ``replayComplete``, RFC 8040 6.3): its
+    ``document`` is :data:`REPLAY_COMPLETE` and it has no replay id.
+    """
 
     stream: str
     event_time: datetime
     document: str
     replay_id: int = 0
+    replay_complete: bool = field(default=False, kw_only=True)
+
+
+#: The document of the replay-complete marker: RFC 5277's ``nc-notifications:replayComplete``.
+REPLAY_COMPLETE = '{"nc-notifications:replayComplete": {}}'
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInfo:
+    """An event stream as the core serves it (RFC 8040 9.2.1 ``stream``, RFC 5277 3.1)."""
+
+    name: str
+    description: str
+    replay_log_creation_time: datetime | None = None  # when the replay log was started
+    replay_support: bool = field(kw_only=True)
 
 
 #: Renders the operational data of one ``config false`` subtree as RFC 7951 JSON (a dict whose
@@ -187,7 +207,11 @@ class AccessCheck(Protocol):
 
 
 class Subscription(Protocol):
-    """A subscription to one stream; iterating yields notifications until it is closed."""
+    """A subscription to one stream; iterating yields notifications until it is closed.
+
+    A subscription with a start time yields the replayed notifications, then one
+    ``replay_complete`` marker, then the live ones.
+    """
 
     def __iter__(self) -> Iterator[Notification]: ...
 
@@ -259,6 +283,10 @@ class ServerCore(Protocol):
 
     def publish(self, stream: str, document: str) -> Notification:
         """Emit an application notification (validated against the schema)."""
+        ...
+
+    def streams(self) -> tuple[StreamInfo, ...]:
+        """The event streams a client may subscribe to, ``NETCONF`` first."""
         ...
 
 

@@ -2,7 +2,8 @@
 
 Every notification goes to the ``NETCONF`` stream (RFC 5277 3.2.3) and to any other stream it
 is published on. Subscribers block on a condition variable (no polling); a replay delivers the
-logged events from ``start_time`` before the live ones, and ``stop_time`` ends the subscription.
+logged events from ``start_time``, then a ``replay_complete`` marker, before the live ones, and
+``stop_time`` ends the subscription.
 XPath filters are evaluated by a ``Matcher`` the core supplies (it parses the document with
 libyang), outside the bus's lock.
 """
@@ -14,11 +15,12 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
-from controller.datastore.api import Notification
+from controller.datastore.api import REPLAY_COMPLETE, Notification, StreamInfo
 from controller.datastore.errors import refuse
 
 NETCONF_STREAM = "NETCONF"
 DEFAULT_REPLAY = 1000
+NETCONF_DESCRIPTION = "default NETCONF event stream"
 
 #: Whether a notification document is selected by an XPath filter.
 Matcher = Callable[[str, str], bool]
@@ -33,7 +35,8 @@ class StreamSubscription:
         self._bus = bus
         self._stop_time = stop_time
         self.xpath_filter = xpath_filter
-        self._queue: deque[Notification] = deque(maxlen=bus.capacity)
+        # One more than the replay log, so a full replay and its marker fit.
+        self._queue: deque[Notification] = deque(maxlen=bus.capacity + 1)
         self._ready = threading.Condition()
         self._closed = False
 
@@ -63,6 +66,8 @@ class StreamSubscription:
                     return None
                 self._ready.wait(remaining)
             item = self._queue.popleft()
+        if item.replay_complete:
+            return item  # even when stop-time has passed: the replay did complete
         if self._stop_time is not None and item.event_time > self._stop_time:
             return None
         return item
@@ -83,19 +88,25 @@ class NotificationBus:
         self._matcher = matcher
         self._guard = threading.Lock()
         self._log: deque[Notification] = deque(maxlen=capacity)
-        self._streams = {NETCONF_STREAM, *streams}
+        self._created = datetime.now(UTC)
+        self._streams = {NETCONF_STREAM: NETCONF_DESCRIPTION}
+        self._streams.update((name, f"{name} event stream") for name in streams)
         self._subscribers: dict[str, list[StreamSubscription]] = {}
         self._serial = 0
 
-    def streams(self) -> list[str]:
-        """The stream names, ``NETCONF`` first."""
+    def streams(self) -> tuple[StreamInfo, ...]:
+        """The streams, ``NETCONF`` first; all replay from one log started with the bus."""
         with self._guard:
-            return [NETCONF_STREAM, *sorted(self._streams - {NETCONF_STREAM})]
+            names = [NETCONF_STREAM, *sorted(set(self._streams) - {NETCONF_STREAM})]
+            return tuple(
+                StreamInfo(name, self._streams[name], self._created, replay_support=True)
+                for name in names
+            )
 
-    def add_stream(self, name: str) -> None:
+    def add_stream(self, name: str, description: str | None = None) -> None:
         """Declare a stream (per-module streams, for example)."""
         with self._guard:
-            self._streams.add(name)
+            self._streams[name] = description or f"{name} event stream"
 
     def publish(
         self, stream: str, document: str, event_time: datetime | None = None
@@ -136,13 +147,26 @@ class NotificationBus:
                 for event in self._log
                 if start_time is not None
                 and event.event_time >= start_time
+                and (stop_time is None or event.event_time <= stop_time)
                 and stream in (NETCONF_STREAM, event.stream)
             ]
             for event in replay:
                 if self._selected(subscription, event):
                     subscription.deliver(event)
+            if start_time is not None:  # under the guard: no live event can come before it
+                now = datetime.now(UTC)
+                subscription.deliver(
+                    Notification(stream, now, REPLAY_COMPLETE, replay_complete=True)
+                )
             self._subscribers.setdefault(stream, []).append(subscription)
         return subscription
+
+    def close_all(self) -> None:
+        """End every subscription (server shutdown): each stops after what it has queued."""
+        with self._guard:
+            subscriptions = [sub for subs in self._subscribers.values() for sub in subs]
+        for subscription in subscriptions:
+            subscription.close()
 
     def unsubscribe(self, subscription: StreamSubscription) -> None:
         """Forget a subscription (its :meth:`~StreamSubscription.close` calls this)."""

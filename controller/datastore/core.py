@@ -7,6 +7,7 @@ taken; commit hooks run under it (they may read the core). Lock order is core, t
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,10 +28,11 @@ from controller.datastore.api import (
     ReadResult,
     Registrations,
     Revision,
+    StreamInfo,
     Subscription,
 )
 from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
-from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.locks import Locks
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, locate
@@ -40,6 +42,7 @@ from controller.model import nodes
 from controller.model.library import module_records, yang_library
 from controller.model.schema import Encoding, Schema
 
+LOG = logging.getLogger(__name__)
 YANG_LIBRARY = "/ietf-yang-library:yang-library"
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
@@ -111,8 +114,14 @@ class Core:
             return LocalValidation(self.ctx)
         return FullValidation()
 
+    def end_subscriptions(self) -> None:
+        """End every event-stream subscription, so that no client holds a worker at shutdown."""
+        self.bus.close_all()
+
     def close(self) -> None:
-        """Free the trees and close the files (the schema belongs to the caller)."""
+        """End the subscriptions, free the trees and close the files (the schema belongs to
+        the caller)."""
+        self.end_subscriptions()
         with self._lock:
             self.candidate.discard()
             self.running.close()
@@ -359,9 +368,21 @@ class Core:
         handler = self.registrations.rpcs.get(datapath.schema_path(path))
         if handler is None:
             raise refuse("operation-not-supported", f"no handler serves {path}", path)
-        output = handler(principal, members)
+        try:
+            output = handler(principal, members)
+        except CatsError:
+            raise
+        except Exception as exc:
+            LOG.exception("the handler of %s failed", path)
+            raise operation_failed(f"the handler of {path} failed", path) from exc
         with self._lock:
-            return rpc.build_output(self.ctx, path, output, encoding, self.running.first[0])
+            try:
+                return rpc.build_output(self.ctx, path, output, encoding, self.running.first[0])
+            except CatsError as exc:  # the server's fault, not the client's (RFC 7950 7.14.3)
+                LOG.error("the handler of %s returned invalid output: %s", path, exc)
+                raise operation_failed(
+                    f"the handler of {path} returned invalid output", path
+                ) from exc
 
     # ------------------------------------------------------------------ notifications
 
@@ -393,6 +414,10 @@ class Core:
             return self.bus.subscribe(
                 stream, start_time=start_time, stop_time=stop_time, xpath_filter=xpath_filter
             )
+
+    def streams(self) -> tuple[StreamInfo, ...]:
+        """The event streams, ``NETCONF`` first (RFC 8040 9.2.1, RFC 5277 3.1)."""
+        return self.bus.streams()
 
     def _matches(self, document: str, xpath: str) -> bool:
         with self._lock:

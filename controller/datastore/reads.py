@@ -101,18 +101,37 @@ def split_top(text: str, separator: str) -> list[str]:
     return parts
 
 
-def trim_depth(node: Node, depth: int) -> None:
+def address(node: Node) -> int:
+    """A node's identity (cffi wraps the same C pointer in new Python objects)."""
+    return int(nodes.ffi.cast("uintptr_t", node))
+
+
+def trim_depth(node: Node, depth: int, levelled: frozenset[int] = frozenset()) -> None:
     """Free what lies deeper than ``depth`` below ``node`` (depth 1: the node alone).
 
-    List keys stay with their entry (RFC 8040 4.8.2 counts a list entry and its keys as one).
+    RFC 8040 4.8.2: the node itself is level 1 and the nodes up to level ``depth`` are
+    returned; a node whose :func:`address` is in ``levelled`` (a node ``fields`` selects, or one
+    of its ancestors) is level 1 again wherever it is. A container at the last level stays,
+    empty: libyang would call a non-presence container emptied here a default node and not
+    print it, so it keeps the default flag it had. List keys stay with their entry (a list
+    entry and its keys are one level).
     """
-    level = [node]
-    for _ in range(depth - 1):
-        level = [child for parent in level for child in nodes.children(parent)]
-    for parent in level:
-        for child in list(nodes.children(parent)):
-            if not child.schema.flags & nodes.lib.LYS_KEY:
-                nodes.lib.lyd_free_tree(child)
+    _cut(node, 1, depth, levelled)
+
+
+def _cut(node: Node, level: int, depth: int, levelled: frozenset[int]) -> None:
+    was_default = node.flags & nodes.lib.LYD_DEFAULT
+    for child in list(nodes.children(node)):
+        if address(child) in levelled:
+            _cut(child, 1, depth, levelled)
+        elif child.schema.flags & nodes.lib.LYS_KEY:
+            continue
+        elif level >= depth:
+            nodes.lib.lyd_free_tree(child)
+        else:
+            _cut(child, level + 1, depth, levelled)
+    if not was_default:
+        node.flags &= ~nodes.lib.LYD_DEFAULT
 
 
 def render_copy(ctx: Any, first: Node, request: ReadRequest) -> str | None:
@@ -126,12 +145,15 @@ def render_copy(ctx: Any, first: Node, request: ReadRequest) -> str | None:
         if request.fields:
             if request.path is not None and nodes.find(ctx, tree, request.path) is None:
                 return None
-            tree = select(ctx, tree, fields_xpath(request.path, request.fields))
+            selection = fields_xpath(request.path, request.fields)
+            tree = select(ctx, tree, selection)
             owned.append(tree)
+            if request.depth:
+                _depth_of_fields(ctx, tree, selection, request.depth)
             if request.path is not None and nodes.find(ctx, tree, request.path) is None:
                 tree = nodes.new_path(ctx, tree or None, request.path)
                 owned.append(tree)
-        if request.depth:
+        elif request.depth:
             tree = _depth_copy(ctx, tree, request)
             owned.append(tree)
         return print_target(ctx, tree, request)
@@ -140,21 +162,42 @@ def render_copy(ctx: Any, first: Node, request: ReadRequest) -> str | None:
             nodes.free_all(node)
 
 
+def _depth_of_fields(ctx: Any, tree: Node, selection: str, depth: int) -> None:
+    """RFC 8040 4.8.2 with ``fields``: the selected nodes and their ancestors are level 1."""
+    levelled: set[int] = set()
+    for selected in nodes.find_all(ctx, tree, selection):
+        node = selected
+        while node:
+            levelled.add(address(node))
+            node = nodes.parent_of(node)
+    frozen = frozenset(levelled)
+    for top in list(nodes.siblings(tree)):
+        trim_depth(top, depth, frozen)
+
+
 def _depth_copy(ctx: Any, tree: Node, request: ReadRequest) -> Node:
+    """A copy of the read's target cut at ``request.depth`` (RFC 8040 4.8.2).
+
+    The target is level 1; for a read of the whole datastore the datastore itself is level 1
+    (``ietf-restconf:data``), so its top-level nodes are level 2 and ``depth=1`` returns none.
+    """
+    depth = request.depth or 1
     if request.path is None:
         copy = nodes.ffi.new("struct lyd_node **")
+        if depth == 1:
+            return copy[0]
         if tree and nodes.lib.lyd_dup_siblings(
-            tree, nodes.ffi.NULL, nodes.lib.LYD_DUP_RECURSIVE, copy
+            tree, nodes.ffi.NULL, nodes.lib.LYD_DUP_RECURSIVE | nodes.lib.LYD_DUP_WITH_FLAGS, copy
         ):
             raise nodes.fail(ctx)
         for top in list(nodes.siblings(copy[0])):
-            trim_depth(top, request.depth or 1)
+            trim_depth(top, depth - 1)
         return copy[0]
     target = nodes.find(ctx, tree, request.path)
     if target is None:
         return nodes.ffi.NULL
     copy = nodes.dup(target, with_parents=True)
-    trim_depth(copy, request.depth or 1)
+    trim_depth(copy, depth)
     return nodes.top_of(copy)
 
 

@@ -43,7 +43,10 @@ def input_json(document: str, name: str) -> dict[str, object]:
     """The input members of a JSON request in either form (empty for no input)."""
     if not document.strip():
         return {}
-    loaded = json.loads(document)
+    try:
+        loaded = json.loads(document)
+    except ValueError as exc:
+        raise refuse("malformed-message", f"malformed JSON input: {exc}") from exc
     if not isinstance(loaded, dict):
         raise refuse("malformed-message", "the input must be a JSON object")
     module = name.split(":", 1)[0]
@@ -82,7 +85,10 @@ def _innermost(document: dict[str, Any]) -> dict[str, Any]:
 
 def xml_to_yang_form(document: str, schema: Any) -> str:
     """Rename a RESTCONF ``<input>`` root to the RPC's name (RPCs only)."""
-    root = ET.fromstring(document)
+    try:
+        root = ET.fromstring(document)
+    except ET.ParseError as exc:
+        raise refuse("malformed-message", f"malformed XML input: {exc}") from exc
     namespace = nodes.ffi.string(schema.module.ns).decode()
     if root.tag == f"{{{namespace}}}input":
         root.tag = f"{{{namespace}}}{nodes.ffi.string(schema.name).decode()}"

@@ -318,19 +318,3 @@ def _describe(found: libyang.SNode, schema_path: str) -> SchemaNode | None:
         config=not found.config_false(),
         ordered_by_user=ordered,
     )
-
-
-def enable_features(context: libyang.Context, module: str, features: tuple[str, ...]) -> None:
-    """Enable exactly ``features`` of a loaded module (``lys_set_implemented`` sets the list).
-
-    Raises:
-        ModelError: when the module is not loaded or a feature cannot be enabled.
-    """
-    names = [ffi.new("char[]", feature.encode()) for feature in features]
-    array = ffi.new(f"char *[{len(names) + 1}]", [*names, ffi.NULL])
-    mod = lib.ly_ctx_get_module_latest(context.cdata, module.encode())
-    if mod == ffi.NULL or lib.lys_set_implemented(mod, array) != lib.LY_SUCCESS:
-        lib.ly_err_clean(context.cdata, ffi.NULL)
-        raise ModelError(
-            ErrorItem(ErrorType.APPLICATION, "operation-failed", f"cannot enable {features}")
-        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sysconfig
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
@@ -53,6 +53,13 @@ STANDARD_MODULES: tuple[str, ...] = (
 
 #: Everything ``catsctl serve`` implements before any ``--yang-dir``.
 SERVER_MODULES: tuple[str, ...] = CATS_MODULES + STANDARD_MODULES
+
+#: The features to enable, by module; a module not named has none (RFC 7950 7.20.1).
+Features = Mapping[str, Sequence[str]]
+
+#: The features a server enables by default: ietf-system's local users with crypt-hash
+#: passwords (RFC 7317 3.2), which RESTCONF basic authentication checks against.
+SERVER_FEATURES: dict[str, tuple[str, ...]] = {"ietf-system": ("authentication", "local-users")}
 
 _MODULE_FILE = re.compile(r"^(?P<name>[A-Za-z_][\w.-]*?)(?:@\d{4}-\d{2}-\d{2})?\.yang$")
 
@@ -175,6 +182,25 @@ def _check_json_syntax(document: str) -> None:
         ) from exc
 
 
+def _load_error(message: str) -> ModelError:
+    return ModelError(ErrorItem(ErrorType.APPLICATION, "operation-failed", message))
+
+
+def _load(ctx: libyang.Context, name: str, features: Sequence[str]) -> None:
+    """Load and implement one module with exactly ``features`` enabled (``ly_ctx_load_module``).
+
+    libyang fixes a module's features when it is implemented, so they are given here, at
+    load time, rather than changed afterwards.
+    """
+    names = [ffi.new("char[]", feature.encode()) for feature in features]
+    array = ffi.new(f"char *[{len(names) + 1}]", [*names, ffi.NULL])
+    module = lib.ly_ctx_load_module(ctx.cdata, name.encode(), ffi.NULL, array)
+    if module == ffi.NULL:
+        details = "; ".join(item.message for item in take_errors(ctx.cdata))
+        shown = f"{name} with features {list(features)}" if features else name
+        raise _load_error(f"cannot load module {shown}: {details}")
+
+
 class Schema:
     """A compiled set of YANG modules and the validation of instance documents against it."""
 
@@ -182,26 +208,43 @@ class Schema:
         self,
         search_dirs: Sequence[Path] | None = None,
         modules: Sequence[str] = CATS_MODULES,
+        features: Features | None = None,
     ) -> None:
+        """Compile ``modules`` from ``search_dirs``, each with the ``features`` named for it.
+
+        Raises:
+            ModelError: ``operation-failed`` when a module cannot be found or compiled, or a
+                feature is unknown, or a module is given features and not loaded.
+        """
         dirs = list(search_dirs) if search_dirs is not None else [project_yang_dir()]
         dirs += [path for path in standard_yang_dirs() if path not in dirs]
+        features = dict(features or {})
         self._ctx = libyang.Context(":".join(str(path) for path in dirs))
         try:
             for name in modules:
-                self._ctx.load_module(name)
-        except libyang.LibyangError as exc:
+                _load(self._ctx, name, features.pop(name, ()))
+            if features:
+                raise _load_error(f"features given for modules not loaded: {sorted(features)}")
+        except BaseException:
             self._ctx.destroy()  # type: ignore[no-untyped-call]
-            raise ModelError(
-                ErrorItem(ErrorType.APPLICATION, "operation-failed", f"cannot load modules: {exc}")
-            ) from exc
+            raise
 
     @classmethod
-    def for_server(cls, extra_dirs: Sequence[Path] = ()) -> Schema:
-        """The server's schema: CATS, the standard modules, and every module in ``extra_dirs``."""
+    def for_server(
+        cls, extra_dirs: Sequence[Path] = (), features: Features | None = None
+    ) -> Schema:
+        """The server's schema: CATS, the standard modules, and every module in ``extra_dirs``.
+
+        ``features`` are enabled besides :data:`SERVER_FEATURES` (a module named in both gets
+        the features of both).
+        """
         extra = [name for folder in extra_dirs for name in modules_in(folder)]
         dirs = [project_yang_dir(), *extra_dirs]
         modules = list(SERVER_MODULES) + [name for name in extra if name not in SERVER_MODULES]
-        return cls(dirs, modules)
+        enabled = {name: list(names) for name, names in SERVER_FEATURES.items()}
+        for name, names in (features or {}).items():
+            enabled.setdefault(name, []).extend(f for f in names if f not in enabled[name])
+        return cls(dirs, modules, enabled)
 
     def __enter__(self) -> Schema:
         return self

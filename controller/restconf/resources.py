@@ -36,7 +36,7 @@ from controller.restconf.errors import (
 from controller.restconf.http import HttpReply, HttpRequest, data_reply, empty_reply
 from controller.restconf.media import DATA_TYPE, MediaType, body_type, negotiate
 from controller.restconf.query import NO_PARAMS, STREAM_PARAMS, parse_query
-from controller.restconf.streams import DEFAULT_STREAMS, STREAM_ENCODINGS, event_source
+from controller.restconf.streams import STREAM_ENCODINGS, ToXml, event_source, renderer
 
 LOG = logging.getLogger(__name__)
 NamespaceOf = Callable[[str], str | None]
@@ -70,10 +70,14 @@ def schema_revision(info: ServerInfo) -> Revision:
 class Restconf:
     """The RESTCONF server's request handling, over a :class:`ServerCore`."""
 
-    def __init__(self, core: ServerCore, resolver: PathResolver, info: ServerInfo) -> None:
+    def __init__(
+        self, core: ServerCore, resolver: PathResolver, info: ServerInfo, to_xml: ToXml
+    ) -> None:
+        """``to_xml`` converts a notification to XML, for streams in the XML encoding."""
         self._core = core
         self._resolver = resolver
         self._info = info
+        self._to_xml = to_xml
         self._data = DataResources(core, resolver)
 
     def handle(self, request: HttpRequest) -> HttpReply:
@@ -230,10 +234,12 @@ class Restconf:
     # -- event streams ----------------------------------------------------------------------
 
     def _stream(self, request: HttpRequest, tail: str) -> HttpReply:
-        """RFC 8040 6.3, 6.4: a stream as server-sent events."""
+        """RFC 8040 6.3, 6.4: a stream as server-sent events, in JSON or XML."""
         _only(request, "GET")
-        encoding, _, name = tail.partition("/")
-        if encoding not in STREAM_ENCODINGS or name not in DEFAULT_STREAMS:
+        encoding, _, raw_name = tail.partition("/")
+        name = unquote(raw_name)
+        served = {stream.name for stream in self._core.streams()}
+        if encoding not in STREAM_ENCODINGS or name not in served:
             raise protocol_error(404, "invalid-value", f"no stream {tail!r}")
         params = parse_query(request.query, STREAM_PARAMS)
         accept = request.header("accept")
@@ -249,7 +255,7 @@ class Restconf:
             ("Content-Type", MediaType.EVENT_STREAM.value),
             ("Cache-Control", "no-cache"),
         )
-        events = event_source(subscription, replay=params.start_time is not None)
+        events = event_source(subscription, renderer(STREAM_ENCODINGS[encoding], self._to_xml))
         return HttpReply(200, headers, stream=events)
 
 

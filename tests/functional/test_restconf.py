@@ -112,6 +112,16 @@ def test_monitoring_lists_capabilities_and_streams(server: Server) -> None:
     (stream,) = body["streams"]["stream"]
     assert stream["name"] == "NETCONF"
     assert stream["access"][0]["location"] == server.url("streams/json/NETCONF")
+    assert stream["access"][1] == {"encoding": "xml", "location": server.url("streams/xml/NETCONF")}
+    assert stream["replay-support"] is True
+    assert "replay-log-creation-time" in stream
+
+
+def test_yang_library_reports_the_enabled_features(server: Server) -> None:
+    library = server.get_json("data/ietf-yang-library:yang-library")
+    modules = library["ietf-yang-library:yang-library"]["module-set"][0]["module"]
+    system = next(module for module in modules if module["name"] == "ietf-system")
+    assert system["feature"] == ["authentication", "local-users"]
 
 
 # ------------------------------------------------------------------------- reads
@@ -170,6 +180,17 @@ def test_query_parameters(server: Server) -> None:
     assert "mtu" not in trimmed  # basic-mode explicit
     shallow = server.get_json(f"{TOP}", depth="2")["rc-test:top"]
     assert all(set(link) == {"from", "to"} for link in shallow["link"])  # keys, no speed
+    assert server.get_json(f"{TOP}", depth="1") == {"rc-test:top": {}}  # the target itself
+    xml = server.request("GET", TOP, params={"depth": "1"}, headers={"Accept": XML})
+    assert xml.status_code == 200, xml.text
+    assert etree.fromstring(xml.content).tag == f"{{{RC_NS}}}top"
+    assert len(etree.fromstring(xml.content)) == 0
+    entry = server.get_json(f"{TOP}/link=x,y", depth="1")
+    assert entry == {"rc-test:link": [{"from": "x", "to": "y"}]}  # an entry and its keys
+    assert server.get_json("data", depth="1") == {"ietf-restconf:data": {}}  # the datastore
+    tops = server.get_json("data", depth="2")["ietf-restconf:data"]
+    assert tops["rc-test:top"] == {}
+    assert tops["ietf-system:system"] == {}
     fields = server.get_json(f"{TOP}", fields="name")["rc-test:top"]
     assert set(fields) == {"name"}
     config = server.get_json(f"{TOP}", content="config")["rc-test:top"]

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from controller.app import build_schema
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest
 from controller.datastore.core import Core
-from controller.model import InstanceKind
+from controller.model import InstanceKind, Schema
 from tests.functional.restconf_server import (
     JSON,
     TEST_YANG,
@@ -83,7 +82,7 @@ def test_sigkill_keeps_every_acknowledged_edit(tmp_path: Path) -> None:
         entries = restarted.get_json("data/bench-list:bench", content="config")
         present = {entry["id"] for entry in entries["bench-list:bench"].get("entry", [])}
         assert set(acknowledged) <= present
-    with build_schema((TEST_YANG,)) as schema, Core(schema, state) as core:
+    with Schema.for_server((TEST_YANG,)) as schema, Core(schema, state) as core:
         document = core.read(ReadRequest(DatastoreName.RUNNING), SYSTEM).document
         assert document is not None
         schema.validate(document, InstanceKind.CONFIG)

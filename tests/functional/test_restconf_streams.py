@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,11 +13,15 @@ from typing import Any
 
 import pytest
 import requests
+from lxml import etree
 
 from tests.functional.restconf_server import JSON, Server, admin_users, running_server, write_init
 
 pytestmark = pytest.mark.functional
 STREAM = "streams/json/NETCONF"
+XML_STREAM = "streams/xml/NETCONF"
+NOTIFICATION_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
+NC_NOTIFICATIONS_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-notifications"
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +88,76 @@ def test_replay_filter_and_stop_time(server: Server) -> None:
         assert [kind for kind, _ in events(reply, 10)] == ["replay-complete"]
 
 
+def raw_events(reply: requests.Response, count: int) -> list[tuple[str, str]]:
+    """Read ``count`` events (type, data lines joined) from an SSE response, any encoding."""
+    found: list[tuple[str, str]] = []
+    kind, data = "message", []
+    for raw in reply.iter_lines():
+        line = raw.decode()
+        if line.startswith("event: "):
+            kind = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            data.append(line.removeprefix("data: "))
+        elif not line and data:
+            found.append((kind, "\n".join(data)))
+            kind, data = "message", []
+            if len(found) == count:
+                break
+    return found
+
+
+def test_replay_complete_comes_right_after_the_replay(server: Server) -> None:
+    start = datetime.now(UTC)
+    for index in range(3):
+        put_name(server, f"before-{index}")
+    params = {"start-time": start.isoformat()}
+    with server.request("GET", STREAM, params=params, stream=True, timeout=20) as reply:
+        assert reply.status_code == 200, reply.text
+        threading.Timer(0.5, put_name, (server, "after")).start()
+        got = events(reply, 5)
+    assert [kind for kind, _ in got] == ["message"] * 3 + ["replay-complete", "message"]
+    replayed = [data["ietf-restconf:notification"] for _, data in got[:3]]
+    assert all(datetime.fromisoformat(event["eventTime"]) >= start for event in replayed)
+    marker = got[3][1]["ietf-restconf:notification"]
+    assert marker["nc-notifications:replayComplete"] == {}
+    assert datetime.fromisoformat(marker["eventTime"]) >= datetime.fromisoformat(
+        replayed[-1]["eventTime"]
+    )
+    live = got[4][1]["ietf-restconf:notification"]
+    assert datetime.fromisoformat(live["eventTime"]) > datetime.fromisoformat(marker["eventTime"])
+
+
+def test_xml_stream(server: Server) -> None:
+    start = datetime.now(UTC)
+    put_name(server, "xml-replayed")
+    params = {"start-time": start.isoformat()}
+    with server.request(
+        "GET", XML_STREAM, params=params, stream=True, timeout=20,
+        headers={"Accept": "text/event-stream"},
+    ) as reply:  # fmt: skip
+        assert reply.status_code == 200, reply.text
+        assert reply.headers["Content-Type"].startswith("text/event-stream")
+        threading.Timer(0.3, put_name, (server, "xml-live")).start()
+        got = raw_events(reply, 3)
+    assert [kind for kind, _ in got] == ["message", "replay-complete", "message"]
+    for kind, data in got:
+        root = etree.fromstring(data.encode())
+        assert root.tag == f"{{{NOTIFICATION_NS}}}notification"
+        assert root.findtext(f"{{{NOTIFICATION_NS}}}eventTime")
+        (body,) = [child for child in root if child.tag != f"{{{NOTIFICATION_NS}}}eventTime"]
+        if kind == "replay-complete":
+            assert body.tag == "{urn:ietf:params:xml:ns:netmod:notification}replayComplete"
+        else:
+            assert body.tag == f"{{{NC_NOTIFICATIONS_NS}}}netconf-config-change"
+            target = body.findtext(f"{{{NC_NOTIFICATIONS_NS}}}edit/{{{NC_NOTIFICATIONS_NS}}}target")
+            assert target is not None
+            assert target.endswith(":name")
+
+
 def test_stream_errors(server: Server) -> None:
     assert server.request("GET", "streams/json/nope").status_code == 404
+    assert server.request("GET", "streams/xml/nope").status_code == 404
+    assert server.request("GET", "streams/cbor/NETCONF").status_code == 404
     assert (
         server.request("GET", STREAM, params={"stop-time": "2026-01-01T00:00:00Z"}).status_code
         == 400
@@ -95,3 +169,15 @@ def test_stream_errors(server: Server) -> None:
 def test_streams_need_authentication(server: Server, tmp_path: Path) -> None:
     del tmp_path
     assert requests.get(server.url(STREAM), timeout=10).status_code == 401
+
+
+def test_sigterm_with_an_open_stream_stops_at_once(tmp_path: Path) -> None:
+    """Shutdown ends the subscriptions, so an idle stream does not hold a worker."""
+    with running_server(tmp_path / "state", write_init(tmp_path, admin_users())) as server:
+        with server.request("GET", STREAM, stream=True, timeout=20) as reply:
+            assert next(reply.iter_lines()) == b": subscribed"
+            started = time.monotonic()
+            server.process.send_signal(signal.SIGTERM)
+            server.process.wait(timeout=10)
+            assert time.monotonic() - started < 5
+        assert server.process.returncode == 0

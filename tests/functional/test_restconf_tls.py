@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,14 +10,12 @@ import requests
 
 from tests.functional.restconf_server import admin_users, running_server, write_init
 
-pytestmark = [
-    pytest.mark.functional,
-    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command"),
-]
+pytestmark = pytest.mark.functional
 
 
 def make_cert(folder: Path, name: str) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key."""
+    """A self-signed certificate for 127.0.0.1 and its key (the ``openssl`` command, which
+    tools/bootstrap.sh installs)."""
     cert, key = folder / f"{name}.pem", folder / f"{name}.key"
     subprocess.run(
         [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cli import main
+from controller.cli import build_parser, main
 from tests.conftest import EXAMPLES_DIR
 
 
@@ -22,3 +22,14 @@ def test_validate_names_the_offending_path(capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert "reputation" in err
     assert "invalid-value" in err
+
+
+def test_serve_takes_repeatable_plugins(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args(["serve", "--plugin", "a.b", "--plugin", "c"])
+    assert args.plugin == ["a.b", "c"]
+    assert build_parser().parse_args(["serve"]).plugin == []
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "--plugin MODULE" in usage
+    assert "register(registrations) -> None" in usage

@@ -89,6 +89,53 @@ def test_with_defaults_depth_fields_and_xpath(core: Core) -> None:
     assert xml.startswith("<item")
 
 
+def test_depth_counts_the_target_as_level_one(core: Core) -> None:
+    """RFC 8040 4.8.2: ``depth=1`` returns the target itself; keys go with their entry."""
+    core.edit(RUNNING, [merge(TOP, {"label": "L"})], SYSTEM)
+    assert read(core, ReadRequest(RUNNING, TOP, depth=1)) == {"core-test:top": {}}
+    xml = core.read(ReadRequest(RUNNING, TOP, depth=1, encoding=Encoding.XML), SYSTEM).document
+    assert xml == '<top xmlns="urn:example:core-test"/>'
+    two = read(core, ReadRequest(RUNNING, TOP, depth=2))
+    assert two == {
+        "core-test:top": {
+            "label": "L",
+            "pool": [{"name": "p1"}, {"name": "p2"}],
+            "item": [{"id": 1}],
+        }
+    }
+    assert read(core, ReadRequest(RUNNING, item_path(1), depth=1)) == {
+        "core-test:item": [{"id": 1}]
+    }
+    assert read(core, ReadRequest(RUNNING, item_path(1), depth=2)) == {"core-test:item": [item(1)]}
+    assert read(core, ReadRequest(RUNNING, f"{TOP}/label", depth=1)) == {"core-test:label": "L"}
+    assert read(core, ReadRequest(RUNNING, f"{TOP}/item[id='9']", depth=1)) is None
+
+
+def test_depth_of_the_datastore_root(with_status: None, core: Core) -> None:
+    """The datastore is level 1, so depth=1 has no top-level node and depth=2 only those."""
+    assert read(core, ReadRequest(RUNNING, depth=1)) == {}
+    assert read(core, ReadRequest(RUNNING, depth=2)) == {"core-test:top": {}}
+    third = read(core, ReadRequest(RUNNING, depth=3))
+    assert isinstance(third, dict)
+    assert third["core-test:top"]["item"] == [{"id": 1}]
+    assert read(core, ReadRequest(OPERATIONAL, depth=1)) == {}
+    tops = read(core, ReadRequest(OPERATIONAL, depth=2))
+    assert isinstance(tops, dict)
+    assert tops["core-test:top"] == {}
+    assert tops["core-test:status"] == {}
+    assert tops["ietf-yang-library:yang-library"] == {}
+
+
+def test_depth_with_fields_starts_at_the_selected_nodes(core: Core) -> None:
+    """RFC 8040 4.8.2: nodes ``fields`` selects, and their ancestors, are level 1."""
+    picked = read(core, ReadRequest(RUNNING, TOP, fields="item", depth=1))
+    assert picked == {"core-test:top": {"item": [{"id": 1}]}}
+    picked = read(core, ReadRequest(RUNNING, TOP, fields="item;item/name", depth=1))
+    assert picked == {"core-test:top": {"item": [{"id": 1, "name": "i1"}]}}
+    picked = read(core, ReadRequest(RUNNING, TOP, fields="item", depth=2))
+    assert picked == {"core-test:top": {"item": [item(1)]}}
+
+
 def test_revisions_change_for_the_node_and_ancestors_not_siblings(core: Core) -> None:
     core.edit(RUNNING, [create(item_path(2), item(2))], SYSTEM)
     before = {path: core.revision(RUNNING, path) for path in (item_path(1), item_path(2), TOP)}

@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from controller.datastore import Core
-from controller.datastore.api import SYSTEM, Notification, Principal, Registrations
+from controller.datastore import Core, CoreSettings
+from controller.datastore.api import (
+    REPLAY_COMPLETE,
+    SYSTEM,
+    Notification,
+    Principal,
+    Registrations,
+)
 from controller.errors import CatsError
-from controller.model import Encoding
+from controller.model import Encoding, Schema
 from tests.unit.datastore.conftest import RUNNING, create, item, item_path
 
 ADD = "/core-test:add"
@@ -39,7 +46,33 @@ def test_rpc_input_and_output_are_validated(with_add: None, core: Core) -> None:
     assert missing.value.items[0].tag == "missing-element"
     with pytest.raises(CatsError) as overflow:  # 200 + 200 does not fit the output's uint8
         core.invoke(ADD, '{"core-test:input": {"a": 200, "b": 200}}', Encoding.JSON, SYSTEM)
-    assert overflow.value.items[0].tag == "invalid-value"
+    # Invalid output is the server's failure, not the client's (RFC 7950 7.14.3, RFC 8040 7).
+    (error,) = overflow.value.items
+    assert error.tag == "operation-failed"
+    assert error.path == ADD
+    assert "400" not in error.message  # the handler's output stays in the log
+
+
+def test_malformed_input_is_malformed_message(with_add: None, core: Core) -> None:
+    for document, encoding in (
+        ('{"core-test:input": ', Encoding.JSON),
+        ('<input xmlns="urn:example:core-test"><a>', Encoding.XML),
+    ):
+        with pytest.raises(CatsError) as caught:
+            core.invoke(ADD, document, encoding, SYSTEM)
+        assert caught.value.items[0].tag == "malformed-message"
+
+
+def test_a_failing_handler_is_operation_failed(registrations: Registrations, core: Core) -> None:
+    def broken(principal: Principal, members: dict[str, object]) -> dict[str, object]:
+        raise RuntimeError("secret detail")
+
+    core.registrations.rpcs[ADD] = broken
+    with pytest.raises(CatsError) as caught:
+        core.invoke(ADD, '{"core-test:input": {"a": 1}}', Encoding.JSON, SYSTEM)
+    (error,) = caught.value.items
+    assert error.tag == "operation-failed"
+    assert "secret" not in error.message
 
 
 def test_unknown_or_unserved_rpc_is_operation_not_supported(core: Core) -> None:
@@ -84,6 +117,64 @@ def test_config_change_event_names_the_edit(core: Core) -> None:
     change = event["ietf-netconf-notifications:netconf-config-change"]
     assert change["changed-by"] == {"username": "alice", "session-id": 12}
     assert change["edit"] == [{"target": item_path(2), "operation": "create"}]
+
+
+def test_replay_ends_with_a_replay_complete_marker_before_live_events(core: Core) -> None:
+    start = datetime.now(UTC) - timedelta(seconds=1)
+    core.publish("NETCONF", '{"core-test:alarm": {"level": 1}}')
+    core.publish("NETCONF", '{"core-test:alarm": {"level": 2}}')
+    subscription = core.subscribe(
+        "NETCONF", start_time=start, xpath_filter="/core-test:alarm[level>=2]"
+    )
+    core.publish("NETCONF", '{"core-test:alarm": {"level": 3}}')
+    subscription.close()
+    received = list(subscription)
+    assert [n.replay_complete for n in received] == [False, True, False]
+    replayed, marker, live = received
+    assert json.loads(replayed.document) == {"core-test:alarm": {"level": 2}}
+    assert marker.document == REPLAY_COMPLETE
+    assert marker.replay_id == 0
+    assert json.loads(live.document) == {"core-test:alarm": {"level": 3}}
+    without_replay = core.subscribe("NETCONF")
+    without_replay.close()
+    assert list(without_replay) == []
+
+
+def test_the_marker_comes_even_when_stop_time_has_passed(core: Core) -> None:
+    start = datetime.now(UTC) - timedelta(seconds=2)
+    core.publish("NETCONF", '{"core-test:alarm": {"level": 1}}')
+    stop = datetime.now(UTC)
+    core.publish("NETCONF", '{"core-test:alarm": {"level": 2}}')
+    subscription = core.subscribe(
+        "NETCONF", start_time=start, stop_time=stop, xpath_filter="/core-test:alarm"
+    )
+    received = list(subscription)  # ends at once: stop-time has passed
+    assert received[-1].replay_complete
+    assert [json.loads(n.document) for n in received[:-1]] == [{"core-test:alarm": {"level": 1}}]
+
+
+def test_streams_name_netconf_first_with_replay(test_schema: Schema, tmp_path: Path) -> None:
+    settings = CoreSettings(streams=("alarms",))
+    with Core(test_schema, tmp_path / "state", settings=settings) as core:
+        netconf, alarms = core.streams()
+    assert netconf.name == "NETCONF"
+    assert netconf.description == "default NETCONF event stream"
+    assert netconf.replay_support
+    assert netconf.replay_log_creation_time is not None
+    assert netconf.replay_log_creation_time <= datetime.now(UTC)
+    assert alarms.name == "alarms"
+
+
+def test_ending_subscriptions_ends_their_iteration(core: Core) -> None:
+    subscription = core.subscribe("NETCONF")
+    received: list[Notification] = []
+    reader = threading.Thread(target=lambda: received.extend(subscription))
+    reader.start()
+    core.publish("NETCONF", '{"core-test:alarm": {"level": 1}}')
+    core.end_subscriptions()
+    reader.join(5)
+    assert not reader.is_alive()
+    assert [json.loads(n.document) for n in received] == [{"core-test:alarm": {"level": 1}}]
 
 
 def test_unknown_stream_is_refused(core: Core) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from controller.errors import ErrorType
 from controller.model import CATS_MODULES, InstanceKind, ModelError, Schema
+from controller.model.schema import SERVER_FEATURES
 from tests.conftest import EXAMPLES_DIR
 
 # Scenario A's first CST entry (service-metrics-op 7.1), as the example file holds it.
@@ -92,3 +93,31 @@ def test_unknown_module_is_an_unknown_element(schema: Schema) -> None:
     with pytest.raises(ModelError) as caught:
         schema.validate('{"no-such-module:x": 1}', InstanceKind.DATA)
     assert caught.value.items[0].tag == "unknown-element"
+
+
+def test_the_server_schema_enables_the_ietf_system_features() -> None:
+    with Schema.for_server() as server:
+        system = server.context.get_module("ietf-system")
+        enabled = {feature.name() for feature in system.features() if feature.state()}
+        assert enabled == set(SERVER_FEATURES["ietf-system"])
+        assert server.has_schema_path("/ietf-system:system/authentication/user/password")
+
+
+def test_features_are_given_at_load_time() -> None:
+    with Schema.for_server(features={"ietf-system": ("ntp",)}) as server:
+        system = server.context.get_module("ietf-system")
+        enabled = {feature.name() for feature in system.features() if feature.state()}
+        assert enabled == {"authentication", "local-users", "ntp"}
+    with Schema(modules=("ietf-system",)) as plain:
+        system = plain.context.get_module("ietf-system")
+        assert not any(feature.state() for feature in system.features())
+        assert not plain.has_schema_path("/ietf-system:system/authentication")
+
+
+def test_unknown_features_are_model_errors() -> None:
+    with pytest.raises(ModelError) as unknown:
+        Schema(modules=("ietf-system",), features={"ietf-system": ("no-such-feature",)})
+    assert "no-such-feature" in unknown.value.items[0].message
+    with pytest.raises(ModelError) as unloaded:
+        Schema(modules=("ietf-system",), features={"ietf-cats-sci": ("x",)})
+    assert "ietf-cats-sci" in unloaded.value.items[0].message

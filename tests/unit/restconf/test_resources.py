@@ -14,6 +14,7 @@ from controller.datastore.api import (
     ReadRequest,
     ReadResult,
     Revision,
+    StreamInfo,
     Subscription,
 )
 from controller.datastore.errors import refuse
@@ -82,9 +83,17 @@ class FakeCore:
     def publish(self, stream: str, document: str) -> Notification:
         raise NotImplementedError
 
+    def streams(self) -> tuple[StreamInfo, ...]:
+        return (StreamInfo("NETCONF", "default NETCONF event stream", replay_support=True),)
+
 
 def _restconf(resolver: PathResolver, core: FakeCore) -> Restconf:
-    return Restconf(core, resolver, ServerInfo("2019-01-04", "test", REV.last_modified))
+    info = ServerInfo("2019-01-04", "test", REV.last_modified)
+    return Restconf(core, resolver, info, _no_xml)
+
+
+def _no_xml(document: str) -> str:
+    raise AssertionError(f"no XML conversion expected: {document}")
 
 
 def test_rpc_output_and_no_output(resolver: PathResolver) -> None:

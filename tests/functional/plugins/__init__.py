@@ -1,0 +1,1 @@
+"""Plugins of ``catsctl serve --plugin`` used by the functional tests."""
