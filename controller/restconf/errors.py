@@ -53,13 +53,14 @@ def protocol_error(status: int, tag: str, message: str, path: str | None = None)
 def status_of(items: Sequence[ErrorItem]) -> int:
     """The status of a core error (RFC 8040 7): the first item decides.
 
-    A validation failure that libyang reports as ``operation-failed`` with an RFC 7950 15
-    app-tag (``data-not-unique``, ``must-violation``, ``too-many-elements``...) is bad input,
-    so it is a 400, never a 500.
+    The table gives ``operation-failed`` 412 or 500. A schema constraint the request does not
+    meet (RFC 7950 15: ``data-not-unique``, ``must-violation``, ``too-many-elements``... which
+    libyang reports with that app-tag) is a failed precondition of the edit, so 412; 500 stays
+    for failures of the server itself. Bad input never gets a 500.
     """
     first = items[0]
     if first.tag == "operation-failed" and first.app_tag is not None:
-        return 400
+        return 412
     return STATUS_OF_TAG.get(first.tag, 500)
 
 

@@ -509,6 +509,48 @@ def test_bad_input_changes_nothing(  # noqa: PLR0913, PLR0917 - one parameter pe
     assert server.get_json("data", content="config") == before
 
 
+BENCH = "data/bench-list:bench"
+GOOD_ENTRY = {"id": 7, "name": "seven", "addr": "a7", "target": "t1", "weight": 1}
+
+# RFC 7950 15 constraints: tag, app-tag and RFC 8040 7 status of each violation.
+CONSTRAINT_VIOLATIONS: list[tuple[str, dict[str, object], int, str, str | None]] = [
+    ("dangling leafref", {**GOOD_ENTRY, "target": "nowhere"}, 409, "data-missing",
+     "instance-required"),
+    ("duplicate unique", {**GOOD_ENTRY, "addr": "dup"}, 412, "operation-failed",
+     "data-not-unique"),
+    ("missing mandatory", {k: v for k, v in GOOD_ENTRY.items() if k != "name"}, 400,
+     "missing-element", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "entry", "status", "tag", "app_tag"),
+    CONSTRAINT_VIOLATIONS,
+    ids=[case[0] for case in CONSTRAINT_VIOLATIONS],
+)
+def test_constraint_violations_change_nothing(  # noqa: PLR0913, PLR0917 - one per column
+    server: Server,
+    case: str,
+    entry: dict[str, object],
+    status: int,
+    tag: str,
+    app_tag: str | None,
+) -> None:
+    holder = {"id": 8, "name": "eight", "addr": "dup", "target": "t1", "weight": 1}
+    server.request(
+        "PUT", f"{BENCH}/entry=8", json={"bench-list:entry": [holder]},
+        headers={"Content-Type": JSON},
+    ).raise_for_status()  # fmt: skip
+    before = server.get_json("data", content="config")
+    reply = server.request(
+        "PUT", f"{BENCH}/entry=7", json={"bench-list:entry": [entry]},
+        headers={"Content-Type": JSON},
+    )  # fmt: skip
+    error = assert_error(reply, status, tag)
+    assert error.get("error-app-tag") == app_tag, case
+    assert server.get_json("data", content="config") == before
+
+
 def test_bad_paths(server: Server) -> None:
     assert_error(server.request("GET", "data/rc-test:nope"), 400, "unknown-element")
     assert_error(server.request("GET", f"{TOP}/link=x"), 400, "invalid-value")
@@ -524,8 +566,8 @@ def test_error_path_names_the_node(server: Server) -> None:
     reply = server.request(
         "PUT", "data/bench-list:bench/entry=9", json=body, headers={"Content-Type": JSON}
     )
-    assert reply.status_code in (400, 409), reply.text
-    error = errors_of(reply)[0]
+    error = assert_error(reply, 409, "data-missing")
+    assert error["error-app-tag"] == "instance-required"
     assert "entry" in error["error-path"]
     assert_error(server.request("GET", "data/bench-list:bench/entry=9"), 404, "invalid-value")
 

@@ -50,8 +50,9 @@ def test_rfc8040_table(tag: str, status: int) -> None:
     assert status_of([_item(tag)]) == status
 
 
-def test_validation_failures_are_bad_input() -> None:
-    assert status_of([_item("operation-failed", "data-not-unique")]) == 400
+def test_constraint_failures_are_failed_preconditions_not_server_errors() -> None:
+    assert status_of([_item("operation-failed", "data-not-unique")]) == 412
+    assert status_of([_item("operation-failed", "must-violation")]) == 412
     assert status_for(CatsError(_item("data-exists"))) == 409
     assert status_for(protocol_error(404, "invalid-value", "gone")) == 404
 
