@@ -20,6 +20,7 @@ from controller.datastore.api import (
     Access,
     AccessCheck,
     Change,
+    Content,
     DatastoreName,
     Edit,
     Notification,
@@ -169,8 +170,6 @@ class Core:
         with self._lock:
             store = self.store(request.datastore)
             revision = store.revisions.of(request.path)
-            from controller.datastore.api import Content  # noqa: PLC0415
-
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
             if reads.needs_copy(request):
@@ -196,13 +195,18 @@ class Core:
                     document = reads.print_target(self.ctx, tree[0], request)
             finally:
                 nodes.free_all(tree[0])
-            return ReadResult(document, self.running.revisions.of(request.path))
+            revision = operational.state_revision(self.running.revisions.of(request.path), states)
+            return ReadResult(document, revision)
 
     def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
-        """The revision of a resource (operational: that of running's configuration)."""
+        """The revision of a resource (operational: running's, changed by the state under it)."""
+        if datastore is DatastoreName.OPERATIONAL:
+            request = ReadRequest(datastore, path)
+            regions = operational.provider_paths(self._state, request)
+            states = {region: self._state[region]() for region in regions}  # outside the lock
+            with self._lock:
+                return operational.state_revision(self.running.revisions.of(path), states)
         with self._lock:
-            if datastore is DatastoreName.OPERATIONAL:
-                return self.running.revisions.of(path)
             return self.store(datastore).revisions.of(path)
 
     # ------------------------------------------------------------------ edits

@@ -9,12 +9,14 @@ provider subtree carry ``ietf-origin:origin``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from controller.datastore import datapath
-from controller.datastore.api import Content, ReadRequest
+from controller.datastore.api import Content, ReadRequest, Revision
 from controller.datastore.errors import operation_failed
 from controller.datastore.reads import within
 from controller.errors import CatsError
@@ -32,6 +34,21 @@ def provider_paths(registered: Mapping[str, object], request: ReadRequest) -> li
     if request.content is Content.CONFIG:
         return []
     return [path for path in registered if within(request.path, path)]
+
+
+def state_revision(config: Revision, states: Mapping[str, dict[str, object]]) -> Revision:
+    """The revision of an operational resource: its configuration's, changed by its state.
+
+    State is rendered when read and has no change history, so its entity-tag is a digest of
+    what the providers returned (equal state, equal tag: If-None-Match still saves a transfer)
+    and its last-modified time is now (If-Modified-Since never hides a change).
+    """
+    if not states:
+        return config
+    rendered = json.dumps(states, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.blake2b(rendered.encode(), digest_size=8).hexdigest()
+    now = datetime.now(UTC).replace(microsecond=0)
+    return Revision(f"{config.etag}-{digest}", max(config.last_modified, now))
 
 
 def add_state(ctx: Any, tree: Any, region: str, state: dict[str, object]) -> None:

@@ -146,3 +146,17 @@ def test_invalid_output_or_failing_handler_is_500_without_internals(
     for leaked in ("Traceback", "no-such-leaf", "RuntimeError", "bug", 'File "'):
         assert leaked not in reply.text
     assert logged in server.stderr()  # the operator learns what the client does not
+
+
+def test_state_entity_tag_follows_the_state(server: Server) -> None:
+    """A conditional GET of state never answers 304 once the state has changed."""
+    path = "data/rc-test:top/counters"
+    first = server.request("GET", path)
+    etag = first.headers["ETag"]
+    unchanged = server.request("GET", path, headers={"If-None-Match": etag})
+    assert unchanged.status_code == 304
+    post(server, "operations/rc-test:ping", {"rc-test:input": {"message": "tick"}})
+    changed = server.request("GET", path, headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["ETag"] != etag
+    assert changed.json() != first.json()

@@ -187,3 +187,21 @@ def test_every_request_passes_the_access_check(test_schema: Schema, tmp_path: Pa
         assert rpc.value.items[0].tag in ("access-denied", "operation-not-supported")
     assert ("bob", Access.CREATE, item_path(1)) in check.calls
     assert ("bob", Access.EXEC, "/core-test:add") in check.calls
+
+
+@pytest.fixture
+def live_uptime(registrations: Registrations) -> list[int]:
+    """A state provider whose value the test changes."""
+    uptime = [1]
+    registrations.state["/core-test:status"] = lambda: {"core-test:status": {"uptime": uptime[0]}}
+    return uptime
+
+
+def test_state_revision_changes_with_the_state(live_uptime: list[int], core: Core) -> None:
+    path = "/core-test:status"
+    first = core.read(ReadRequest(OPERATIONAL, path), SYSTEM).revision
+    assert core.revision(OPERATIONAL, path).etag == first.etag
+    live_uptime[0] = 2
+    second = core.revision(OPERATIONAL, path)
+    assert second.etag != first.etag
+    assert core.read(ReadRequest(OPERATIONAL, path), SYSTEM).revision.etag == second.etag
