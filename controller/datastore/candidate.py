@@ -52,7 +52,12 @@ class Candidate:
         del session
         fresh = self.store is None
         store = self._fork()
-        applier = Applier(store.ctx, store.first, lambda a, p: self._core.check(principal, a, p))
+        applier = Applier(
+            store.ctx,
+            store.first,
+            lambda a, p: self._core.check(principal, a, p),
+            per_node=self._core.per_node,
+        )
         try:
             for edit in edits:
                 applier.apply(edit)

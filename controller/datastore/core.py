@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from controller.datastore import access as access_checks
 from controller.datastore import candidate, changes, datapath, operational, reads, rpc
 from controller.datastore.api import (
     SYSTEM,
@@ -91,6 +92,7 @@ class Core:
         self.settings = settings or CoreSettings()
         self.registrations = registrations or Registrations()
         self._access = access
+        self.per_node = access is not permit_all  # per-node checks cost nothing when all pass
         self._lock = threading.RLock()
         self._locks = Locks()
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
@@ -146,6 +148,12 @@ class Core:
                 error_type=ErrorType.PROTOCOL,
             )
 
+    def _readable(self, principal: Principal) -> access_checks.Allowed | None:
+        """The per-node read filter of a principal (None: everything is readable)."""
+        if not self.per_node:
+            return None
+        return lambda access, path: self._access(principal, access, path)
+
     def validation_stats(self) -> ValidationStats:
         """How many running transactions were validated locally and in full."""
         return self.validator.stats()
@@ -166,19 +174,24 @@ class Core:
         """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2)."""
         self.check(principal, Access.READ, request.path or "/")
         if request.datastore is DatastoreName.OPERATIONAL:
-            return self._read_operational(request)
+            return self._read_operational(request, principal)
         with self._lock:
             store = self.store(request.datastore)
             revision = store.revisions.of(request.path)
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
-            if reads.needs_copy(request):
-                document = reads.render_copy(self.ctx, store.first[0], request)
+            readable = self._readable(principal)
+            if readable is None:
+                document = reads.render(self.ctx, store.first[0], request)
             else:
-                document = reads.print_target(self.ctx, store.first[0], request)
+                tree = access_checks.filtered_copy(self.ctx, store.first[0], request.path, readable)
+                try:
+                    document = reads.render(self.ctx, tree, request)
+                finally:
+                    nodes.free_all(tree)
             return ReadResult(document, revision)
 
-    def _read_operational(self, request: ReadRequest) -> ReadResult:
+    def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
         regions = operational.provider_paths(self._state, request)
         states = {region: self._state[region]() for region in regions}  # outside the lock
         with self._lock:
@@ -189,10 +202,10 @@ class Core:
                     if YANG_LIBRARY in origins:
                         origins[YANG_LIBRARY] = operational.SYSTEM
                     operational.annotate_origin(self.ctx, tree, request, origins)
-                if reads.needs_copy(request):
-                    document = reads.render_copy(self.ctx, tree[0], request)
-                else:
-                    document = reads.print_target(self.ctx, tree[0], request)
+                readable = self._readable(principal)
+                if readable is not None and tree[0]:
+                    tree[0] = access_checks.filter_read(tree[0], readable)
+                document = reads.render(self.ctx, tree[0], request)
             finally:
                 nodes.free_all(tree[0])
             revision = operational.state_revision(self.running.revisions.of(request.path), states)
@@ -231,7 +244,12 @@ class Core:
 
     def _transaction(self, txn: _Txn) -> Revision:
         store = self.store(txn.datastore)
-        applier = Applier(self.ctx, store.first, lambda a, p: self.check(txn.principal, a, p))
+        applier = Applier(
+            self.ctx,
+            store.first,
+            lambda a, p: self.check(txn.principal, a, p),
+            per_node=self.per_node,
+        )
         running = store is self.running
         try:
             for edit in txn.edits:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.datastore.errors import DatastoreError
-from controller.datastore.plan import Unit
+from controller.datastore.plan import OutRef, Unit
 from controller.errors import ErrorItem, ErrorType
 from controller.model import nodes
 
@@ -68,31 +68,39 @@ class Indexes:
         """The row of an entry node (None for no node: the entry is gone)."""
         if node is None:
             return None
-        entry = nodes.path_of(node)
         key = self._value(node, unit.keys[0]) if len(unit.keys) == 1 else ""
         uniques: list[tuple[str, ...] | None] = []
         for spec in unit.uniques:
             values = [self._value(node, leaf) for leaf in spec]
             uniques.append(None if None in values else tuple(v or "" for v in values))
-        refs = []
-        for ref in unit.out_refs:
-            value = self._value(node, ref.leaf)
-            if ref.target_list is not None and value is not None:
-                refs.append(((ref.target_list, value), f"{entry}/{ref.leaf}"))
+        refs = [
+            ((ref.target_list, nodes.value_of(leaf)), nodes.path_of(leaf))
+            for ref in unit.out_refs
+            if ref.target_list is not None
+            for leaf in self._referrers(node, ref)
+        ]
         return Row(unit.path, key or "", tuple(uniques), tuple(refs))
 
-    def targets(self, unit: Unit, node: Any) -> list[str]:
-        """Data paths of what an entry's tracked leafrefs point at."""
-        paths: list[str] = []
+    def targets(self, unit: Unit, node: Any) -> list[tuple[str, tuple[str, ...]]]:
+        """What an entry's tracked leafrefs point at: (data path, leaves to copy with it)."""
+        paths: list[tuple[str, tuple[str, ...]]] = []
         for ref in unit.out_refs:
-            value = self._value(node, ref.leaf)
-            if value is None:
-                continue
-            if ref.target_list is not None and ref.target_key is not None:
-                paths.append(ref.target_list + predicate(ref.target_key, value))
-            elif ref.target_leaf is not None:
-                paths.append(ref.target_leaf)
+            for leaf in self._referrers(node, ref):
+                if ref.target_list is not None and ref.target_key is not None:
+                    target = ref.target_list + predicate(ref.target_key, nodes.value_of(leaf))
+                    paths.append((target, self.units[ref.target_list].carry))
+                elif ref.target_leaf is not None:
+                    paths.append((ref.target_leaf, ()))
         return paths
+
+    def _referrers(self, node: Any, ref: OutRef) -> list[Any]:
+        """The instances of a tracked leafref inside one unit instance."""
+        if not ref.leaf:
+            return [node]
+        if ref.multi:
+            return nodes.find_all(self.ctx, node, ref.leaf)
+        found = nodes.find(self.ctx, node, ref.leaf)
+        return [] if found is None else [found]
 
     def check(self, rows: Mapping[str, Row | None]) -> None:
         """Refuse a transaction whose result breaks unique, counts or references."""

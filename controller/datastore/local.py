@@ -1,18 +1,19 @@
 """Entry-local validation with schema-derived indexes (docs/notes/validation-cost.md).
 
-For a transaction whose every change lies inside entries of unit lists (:mod:`.plan`):
+For a transaction whose every change lies inside instances of units (:mod:`.plan`: entries of
+list units, with the lists nested in them, and list-free subtrees):
 
-1. copy each touched entry, as it is after the edit, with its ancestors into a small tree, plus
-   a key-only copy of every instance its tracked leafrefs point at (found by key lookup);
+1. copy each touched instance, as it is after the edit, with its ancestors into a small tree,
+   plus a key-only copy of every instance its tracked leafrefs point at (found by key lookup);
 2. ``lyd_validate_all`` on the small tree: types, mandatory, nested lists, local must/when and
    the outgoing leafrefs, with libyang's own errors and absolute paths;
 3. check the constraints that cross the entry against the indexes: ``unique``, min/max-elements
    and leafrefs pointing at a deleted entry, evaluated on the state *after* the transaction;
 4. move the validated copies (now with their defaults) into the datastore.
 
-Anything else (an edit above or outside the units, a parent created by the edit) is validated
-in full, counted in :class:`ValidationStats`. Index changes wait in an overlay until
-:meth:`LocalValidation.settle`.
+Anything else (an edit above or outside the units, a parent created by the edit, data in another
+case of a choice above the unit) is validated in full, counted in :class:`ValidationStats`.
+Index changes wait in an overlay until :meth:`LocalValidation.settle`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.datastore import datapath
+from controller.datastore.api import Access
 from controller.datastore.errors import DatastoreError
 from controller.datastore.indexes import Indexes, Row
 from controller.datastore.plan import Unit, plan
@@ -63,30 +65,52 @@ class LocalValidation:
         self.indexes.rebuild(store.first[0])
 
     def touched(self, applied: Sequence[Applied]) -> list[Touched] | None:
-        """The unit entries a transaction touched; None when any change lies elsewhere."""
+        """The unit instances a transaction touched; None when any change lies elsewhere."""
         found: dict[str, Touched] = {}
         for record in applied:
-            if record.path == datapath.ROOT or record.created_from != record.path:
+            if record.path == datapath.ROOT:
                 return None
             parts = datapath.steps(record.path)
-            shape = datapath.schema_path(record.path)
-            unit = next(
-                (
-                    u
-                    for u in self.plan.units.values()
-                    if len(parts) >= u.depth and datapath.is_within(shape, u.path)
-                ),
-                None,
-            )
-            if unit is None:
-                return None
+            unit = self._unit_of(datapath.schema_path(record.path), len(parts))
+            if unit is None or len(datapath.steps(record.created_from)) < unit.depth:
+                return None  # outside every unit, or the edit created the unit's parents
+            if unit.implicit and record.access is Access.DELETE and len(parts) == unit.depth:
+                return None  # libyang re-creates it with its defaults: a whole-tree matter
             entry = datapath.join(parts[: unit.depth])
             found.setdefault(entry, Touched(unit, entry))
         return list(found.values()) if len(found) <= MAX_LOCAL_ENTRIES else None
 
+    def _unit_of(self, shape: str, length: int) -> Unit | None:
+        return next(
+            (
+                u
+                for u in self.plan.units.values()
+                if length >= u.depth and datapath.is_within(shape, u.path)
+            ),
+            None,
+        )
+
+    def _case_conflict(self, store: ConfigStore, touched: list[Touched]) -> bool:
+        """Whether another case of a choice above a touched unit has data (RFC 7950 7.9.2:
+        libyang then drops it, which only a whole-tree validation does)."""
+        for item in touched:
+            if not item.unit.rivals:
+                continue
+            parent_path = datapath.parent(item.path)
+            if parent_path == datapath.ROOT:
+                first = store.first[0]
+            else:
+                parent = nodes.find(self.ctx, store.first[0], parent_path)
+                first = nodes.lib.lyd_child(parent) if parent is not None else nodes.ffi.NULL
+            if any(nodes.native.has_instance(first, rival) for rival in item.unit.rivals):
+                return True
+        return False
+
     def check(self, store: ConfigStore, applied: Sequence[Applied]) -> None:
         """Validate locally when every change is in unit entries, else in full."""
         touched = self.touched(applied)
+        if touched is not None and self._case_conflict(store, touched):
+            touched = None
         if touched is None:
             self._full += 1
             validate_full(store)
@@ -119,6 +143,8 @@ class LocalValidation:
             shape = datapath.schema_path(record.path)
             if any(datapath.is_within(u.path, shape) for u in self.plan.units.values()):
                 return True
+            if any(datapath.is_within(shape, scope) for scope in self.plan.choice_scopes):
+                return True  # libyang may have dropped a unit's case
         return False
 
     def _reindex(self, store: ConfigStore, applied: Sequence[Applied]) -> dict[str, Row | None]:
@@ -138,12 +164,20 @@ class LocalValidation:
         for item in touched:
             node = nodes.find(self.ctx, store.first[0], item.path)
             if node is None:
+                parent = datapath.parent(item.path)
+                if item.unit.subtree and parent != datapath.ROOT:
+                    self._merge(mini, nodes.new_path(self.ctx, None, parent))  # for its defaults
                 continue
             self._merge(mini, nodes.dup(node, with_parents=True))
-            for target in self.indexes.targets(item.unit, node):
+            for target, carry in self.indexes.targets(item.unit, node):
                 found = nodes.find(self.ctx, store.first[0], target)
                 if found is not None:
-                    self._merge(mini, nodes.dup(found, recursive=False, with_parents=True))
+                    copy = nodes.dup(found, recursive=False, with_parents=True)
+                    for name in carry:  # mandatory leaves the copy would be refused without
+                        leaf = nodes.find(self.ctx, found, name)
+                        if leaf is not None:
+                            nodes.link(copy, None, nodes.dup(leaf))
+                    self._merge(mini, copy)
 
     def _merge(self, mini: Any, copy: Any) -> None:
         if nodes.lib.lyd_merge_tree(mini, nodes.top_of(copy), nodes.lib.LYD_MERGE_DESTRUCT):
@@ -154,7 +188,13 @@ class LocalValidation:
         for item in touched:
             real = nodes.find(self.ctx, store.first[0], item.path)
             copy = nodes.find(self.ctx, mini[0], item.path)
-            if real is None or copy is None:
+            if copy is None:
+                continue
+            if real is None:  # a deleted subtree libyang re-created with its defaults
+                parent = nodes.find(self.ctx, store.first[0], datapath.parent(item.path))
+                if parent is not None:
+                    nodes.unlink(mini, copy)
+                    nodes.link(parent, store.first, copy)
                 continue
             nodes.unlink(mini, copy)
             if nodes.is_user_ordered(real):

@@ -1,83 +1,74 @@
-"""Which lists can be validated entry by entry: a plan derived from the compiled schema.
+"""Which parts of the data are validated locally: a plan derived from the compiled schema.
 
-docs/notes/validation-cost.md argues that a one-entry edit of list ``L`` can only break
-constraints that read the entry. A list is a *unit* (its entries are validated locally, on a
-small tree) when every such constraint is either inside the entry, or one the datastore checks
-with an index. This module decides that for every config list of every loaded module, by
-walking the compiled schema once:
+docs/notes/validation-cost.md argues that an edit confined to one *unit* instance can only break
+constraints that read that instance. A unit is validated on a small tree (the instance with its
+ancestors and a copy of what its leafrefs reach) plus the datastore's indexes for what crosses
+its boundary. This module finds the units of every loaded module by walking the compiled schema
+once. A unit is either
 
-* ``L`` sits under containers only (no list, choice or case above it; not top-level, so an
-  absolute path to another entry must pass through an ancestor container);
-* every ``must``/``when`` in ``L``'s subtree reads (``lys_find_expr_atoms``) only nodes in
-  ``L``'s subtree, and no expression outside ``L`` reads a node in ``L``'s subtree;
-* every ``require-instance`` leafref in ``L``'s subtree is a direct leaf of ``L`` whose path
-  has no predicate and points at the single key of another unit (reference counted) or at a
-  leaf under containers only (copied into the small tree);
-* every leafref pointing into ``L`` points at ``L``'s single key from a tracked leafref of a
-  unit (so deleting an entry is checked against a reference count);
+* a **list unit**: a config list with no list above it (top-level, or under containers,
+  choices and cases). Lists nested in its entries belong to the entry: their keys, ``unique``
+  and min/max-elements are scoped to a parent instance inside the entry, so the small tree
+  covers them; or
+* a **subtree unit**: a config container or leaf outside every list and holding none, as high
+  as possible (a top-level container without lists, or a leaf next to a list).
+
+A candidate stays a unit only when all of these hold:
+
+* the nodes around its small tree are quiet (:func:`.schemawalk.context_problem`), its own
+  min-elements is 0 (the small tree holds only the touched entries), and no choice above it is
+  mandatory or has a default case;
+* every must/when in its subtree reads (``lys_find_expr_atoms``) only its own subtree, and for a
+  top-level list, textually stays inside the entry; no expression outside reads its subtree;
+* every ``require-instance`` leafref in its subtree stays inside the same instance, or points
+  at the single key of a list unit (reference counted) or at a leaf under containers only
+  (copied into the small tree); every leafref into it comes from a unit and targets its key;
 * no config ``instance-identifier`` requires an instance anywhere (its target is unknowable).
 
-Anything else is *not* a unit, and edits touching it fall back to whole-tree validation.
-Keys, ``unique``, ``min-elements``/``max-elements`` of a unit are index checks.
+Anything else is *not* a unit (the reason is kept) and edits touching it are validated in full.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.model import native, nodes
+from controller.datastore import schemawalk as sw
+from controller.model import nodes
 
-_LEAFREF = nodes.lib.LY_TYPE_LEAFREF
-_UNION = nodes.lib.LY_TYPE_UNION
-_INST = nodes.lib.LY_TYPE_INST
-_PATH_BUF = 1024
-
-
-def schema_path(snode: Any) -> str:
-    """The data path of a schema node, without predicates."""
-    buf = nodes.ffi.new("char[]", _PATH_BUF)
-    snode = nodes.ffi.cast("struct lysc_node *", snode)
-    nodes.lib.lysc_path(snode, nodes.lib.LYSC_PATH_DATA, buf, _PATH_BUF)
-    return str(nodes.ffi.string(buf).decode())
-
-
-def _name(snode: Any) -> str:
-    return str(nodes.ffi.string(snode.name).decode())
-
-
-def _within(snode: Any, ancestor: Any) -> bool:
-    while snode:
-        if snode == ancestor:
-            return True
-        snode = snode.parent
-    return False
+schema_path = sw.schema_path
+UNBOUNDED = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
 class OutRef:
-    """A tracked leafref leaf of a unit entry and what it points at."""
+    """A tracked leafref of a unit and what it points at."""
 
-    leaf: str  # name of the direct child leaf
-    target_list: str | None  # schema path of the referenced unit list (its single key)
+    leaf: str  # data path of the referring node relative to the unit node ("" for itself)
+    multi: bool  # the path crosses a nested list or is a leaf-list: several instances
+    target_list: str | None  # schema path of the referenced list unit (its single key)
     target_key: str | None
     target_leaf: str | None  # data path of a container-only target leaf
 
 
 @dataclass
 class Unit:
-    """A list whose entries are validated locally."""
+    """A part of the data validated locally: a list's entries or one subtree."""
 
     snode: Any
-    path: str  # schema path of the list (= data path of its parent + list name)
-    depth: int  # number of steps of an entry path
+    path: str  # schema path (= data path without predicates)
+    depth: int  # number of steps of an instance path
     keys: tuple[str, ...]
     uniques: tuple[tuple[str, ...], ...]
     min_elements: int
     max_elements: int
     out_refs: list[OutRef] = field(default_factory=list)
     incoming: bool = False  # some tracked leafref points at this list's key
+    subtree: bool = False  # a container or leaf, not a list
+    rivals: tuple[Any, ...] = ()  # data nodes of other cases: their presence means fall back
+    implicit: bool = False  # a top-level subtree libyang would re-create when deleted
+    carry: tuple[str, ...] = ()  # mandatory leaves a copy of a referenced entry needs
 
 
 @dataclass
@@ -86,202 +77,241 @@ class Plan:
 
     units: dict[str, Unit]
     refused: dict[str, str]
+    choice_scopes: tuple[str, ...] = ()  # data paths under which libyang may drop a unit's case
 
 
-def _walk(snode: Any) -> Iterator[Any]:
-    """A schema node and all its descendants (choice and case included, operations not)."""
-    stack = [snode]
-    while stack:
-        current = stack.pop()
-        yield current
-        child = nodes.lib.lysc_node_child(current)
-        while child:
-            if not child.nodetype & (
-                nodes.lib.LYS_RPC | nodes.lib.LYS_ACTION | nodes.lib.LYS_NOTIF
-            ):
-                stack.append(child)
-            child = child.next
-
-
-def _top_nodes(ctx: Any) -> Iterator[Any]:
-    index = nodes.ffi.new("uint32_t *", 0)
-    module = nodes.lib.ly_ctx_get_module_iter(ctx, index)
-    while module:
-        if module.implemented and module.compiled:
-            snode = nodes.lib.lys_getnext(nodes.ffi.NULL, nodes.ffi.NULL, module.compiled, 0)
-            while snode:
-                yield snode
-                snode = nodes.lib.lys_getnext(snode, nodes.ffi.NULL, module.compiled, 0)
-        module = nodes.lib.ly_ctx_get_module_iter(ctx, index)
-
-
-def _expressions(snode: Any) -> Iterator[tuple[Any, Any, Any]]:
-    """(context node, expression, prefixes) of each must and when of a schema node."""
-    must = nodes.lib.lysc_node_musts(snode)
-    for item in _array(must):
-        yield snode, item.cond, item.prefixes
-    whens = nodes.lib.lysc_node_when(snode)
-    for when in _array(whens):
-        yield when.context, when.cond, when.prefixes
-
-
-def _array(array: Any) -> Iterator[Any]:
-    """Items of a libyang sized array (the count is stored just before the first item)."""
-    if array == nodes.ffi.NULL:
-        return
-    count = int(nodes.ffi.cast("uint64_t *", array)[-1])
-    for index in range(count):
-        yield array[index]
-
-
-def _leafref_types(snode: Any) -> Iterator[Any]:
-    """The leafref and instance-identifier types of a leaf or leaf-list (unions opened)."""
-    if not snode.nodetype & (nodes.lib.LYS_LEAF | nodes.lib.LYS_LEAFLIST):
-        return
-    stack = [nodes.ffi.cast("struct lysc_node_leaf *", snode).type]
-    while stack:
-        ltype = stack.pop()
-        if ltype.basetype in (_LEAFREF, _INST):
-            yield ltype
-        elif ltype.basetype == _UNION:
-            stack.extend(_array(nodes.ffi.cast("struct lysc_type_union *", ltype).types))
-
-
-def _candidate(snode: Any) -> bool:
-    """A config list under containers only, not top-level."""
-    if snode.nodetype != nodes.lib.LYS_LIST or not snode.flags & nodes.lib.LYS_CONFIG_W:
-        return False
-    parent = snode.parent
-    if not parent:
-        return False
-    while parent:
-        if parent.nodetype != nodes.lib.LYS_CONTAINER:
-            return False
-        parent = parent.parent
-    return True
-
-
-def _unit(snode: Any) -> Unit:
+def _list_unit(snode: Any) -> Unit:
     compiled = nodes.ffi.cast("struct lysc_node_list *", snode)
     keys = []
     child = nodes.lib.lysc_node_child(snode)
     while child:
         if child.flags & nodes.lib.LYS_KEY:
-            keys.append(_name(child))
+            keys.append(sw.name(child))
         child = child.next
-    uniques = tuple(
-        tuple(schema_path(leaf)[len(schema_path(snode)) + 1 :] for leaf in _array(unique))
-        for unique in _array(compiled.uniques)
-    )
     path = schema_path(snode)
+    uniques = tuple(
+        tuple(schema_path(leaf)[len(path) + 1 :] for leaf in sw.array(unique))
+        for unique in sw.array(compiled.uniques)
+    )
     return Unit(snode, path, path.count("/"), tuple(keys), uniques, compiled.min, compiled.max)
 
 
+def _subtree_unit(snode: Any) -> Unit:
+    path = schema_path(snode)
+    implicit = not snode.parent and (
+        (snode.nodetype == nodes.lib.LYS_CONTAINER and not snode.flags & nodes.lib.LYS_PRESENCE)
+        or bool(snode.flags & nodes.lib.LYS_SET_DFLT)
+    )
+    return Unit(snode, path, path.count("/"), (), (), 0, UNBOUNDED, subtree=True, implicit=implicit)
+
+
+def _data_parent(snode: Any) -> Any:
+    parent = snode.parent
+    while parent and parent.nodetype & (nodes.lib.LYS_CHOICE | nodes.lib.LYS_CASE):
+        parent = parent.parent
+    return parent
+
+
+def _candidate(snode: Any) -> Unit | None:
+    if not sw.is_config(snode) or not sw.under_containers(snode):
+        return None
+    if snode.nodetype == nodes.lib.LYS_LIST:
+        return _list_unit(snode)
+    if snode.nodetype not in (nodes.lib.LYS_CONTAINER, nodes.lib.LYS_LEAF) or sw.holds_multi(snode):
+        return None
+    parent = _data_parent(snode)
+    if parent and not sw.holds_multi(parent):
+        return None  # not the highest list-free node: its parent is the unit
+    return _subtree_unit(snode)
+
+
 def _owner(units: dict[str, Unit], snode: Any) -> Unit | None:
-    return next((u for u in units.values() if _within(snode, u.snode)), None)
+    return next((u for u in units.values() if sw.within(snode, u.snode)), None)
+
+
+def _local_expression(unit: Unit, context: Any, expr: Any, atoms: list[Any]) -> bool:
+    """Whether an expression of ``unit``'s subtree reads only the same instance."""
+    if not all(sw.within(atom, unit.snode) for atom in atoms):
+        return False
+    if unit.subtree or _data_parent(unit.snode):
+        return True  # under a container, a path to another entry passes an outside atom
+    start = context if context else unit.snode
+    return sw.stays_below(sw.expression_text(expr), sw.data_depth(start, unit.snode))
 
 
 class _Planner:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
-        self.config = [
-            n for top in _top_nodes(ctx) for n in _walk(top) if n.flags & nodes.lib.LYS_CONFIG_W
-        ]
-        self.units = {schema_path(n): _unit(n) for n in self.config if _candidate(n)}
+        self.config = [n for top in sw.top_nodes(ctx) for n in sw.walk(top) if sw.is_config(n)]
+        self.units: dict[str, Unit] = {}
         self.refused: dict[str, str] = {}
+        for snode in self.config:
+            unit = _candidate(snode)
+            if unit is not None:
+                self.units[unit.path] = unit
+        for unit in list(self.units.values()):
+            self.refuse(unit, self._shape_problem(unit))
 
-    def refuse(self, unit: Unit | None, reason: str) -> None:
-        if unit is not None and unit.path in self.units:
+    @staticmethod
+    def _shape_problem(unit: Unit) -> str | None:
+        if unit.min_elements:
+            return "min-elements: the small tree holds only the touched entries"
+        problem = sw.context_problem(unit.snode)
+        if problem is None:
+            unit.rivals = tuple(sw.rivals(unit.snode))
+        return problem
+
+    def refuse(self, unit: Unit | None, reason: str | None) -> None:
+        if reason is not None and unit is not None and unit.path in self.units:
             del self.units[unit.path]
             self.refused[unit.path] = reason
 
     def expressions(self) -> None:
         for snode in self.config:
-            for context, expr, prefixes in _expressions(snode):
-                atoms = native.expression_atoms(context, snode.module, expr, prefixes)
+            for context, expr, prefixes in sw.expressions(snode):
+                atoms = sw.atoms(context, snode, expr, prefixes)
                 home = _owner(self.units, snode)
                 if atoms is None:
-                    self.refuse(home, "an expression libyang cannot analyse")
+                    for unit in list(self.units.values()):
+                        self.refuse(unit, f"{schema_path(snode)}: an expression not analysable")
                     continue
                 for unit in list(self.units.values()):
-                    reads = any(_within(atom, unit.snode) for atom in atoms)
-                    local = home is unit and all(_within(a, unit.snode) for a in atoms)
+                    reads = any(sw.within(atom, unit.snode) for atom in atoms)
+                    local = home is unit and _local_expression(unit, context, expr, atoms)
                     if (reads or home is unit) and not local:
                         self.refuse(unit, f"non-local must/when on {schema_path(snode)}")
 
-    def leafrefs(self) -> list[tuple[Unit | None, Any, Any]]:
-        refs: list[tuple[Unit | None, Any, Any]] = []
+    def leafrefs(self) -> list[tuple[Any, Any]]:
+        refs: list[tuple[Any, Any]] = []
         for snode in self.config:
-            for ltype in _leafref_types(snode):
-                if ltype.basetype == _INST:
+            for ltype in sw.leafref_types(snode):
+                if ltype.basetype == sw.INST:
                     if nodes.ffi.cast("struct lysc_type_instanceid *", ltype).require_instance:
                         for unit in list(self.units.values()):
                             self.refuse(unit, "an instance-identifier requires an instance")
                     continue
                 lref = nodes.ffi.cast("struct lysc_type_leafref *", ltype)
                 if lref.require_instance:
-                    refs.append((_owner(self.units, snode), snode, lref))
+                    refs.append((snode, lref))
         return refs
 
-    def resolve(self, snode: Any, lref: Any) -> Any:
-        expr = nodes.ffi.string(nodes.lib.lyxp_get_expr(lref.path)).decode()
-        found = nodes.ffi.new("struct ly_set **")
-        if nodes.lib.lys_find_xpath(self.ctx, snode, expr.encode(), 0, found):
-            nodes.lib.ly_err_clean(self.ctx, nodes.ffi.NULL)
-            return None, expr
-        target = found[0].snodes[0] if found[0].count == 1 else None
-        nodes.lib.ly_set_free(found[0], nodes.ffi.NULL)
-        return target, expr
+    def resolve(self, snode: Any, lref: Any) -> tuple[Any, str]:
+        """The schema node a leafref path points at: among the nodes the path touches
+        (``lys_find_expr_atoms``, which understands the module's prefixes), the one leaf named
+        by its last step."""
+        expr = sw.expression_text(lref.path)
+        last = re.split(r"[/:]", expr.rstrip())[-1]
+        atoms = sw.atoms(snode, snode, lref.path, lref.prefixes) or []
+        leaves = [
+            atom
+            for atom in atoms
+            if atom != snode
+            and atom.nodetype & (nodes.lib.LYS_LEAF | nodes.lib.LYS_LEAFLIST)
+            and sw.name(atom) == last
+        ]
+        return (leaves[0] if len(leaves) == 1 else None), expr
 
-    def track(self, refs: list[tuple[Unit | None, Any, Any]]) -> None:
+    def track(self, refs: list[tuple[Any, Any]]) -> None:
+        resolved = [(snode, *self.resolve(snode, lref)) for snode, lref in refs]
         changed = True
         while changed:
             changed = False
             for unit in self.units.values():
                 unit.out_refs, unit.incoming = [], False
-            for home, snode, lref in refs:
-                target, expr = self.resolve(snode, lref)
-                if not self._track_one(home, snode, target, expr):
+            for snode, target, expr in resolved:
+                if not self._track_one(_owner(self.units, snode), snode, target, expr):
                     changed = True
                     break
 
     def _track_one(self, home: Unit | None, snode: Any, target: Any, expr: str) -> bool:
         """Record one leafref; False (after refusing a unit) when it cannot be tracked."""
-        into = _owner(self.units, target) if target is not None else None
-        direct = (
-            home is not None and snode.parent == home.snode and snode.nodetype == nodes.lib.LYS_LEAF
-        )
         simple = target is not None and "[" not in expr
+        inside = home is not None and simple and sw.within(target, home.snode)
+        if (
+            inside
+            and home is not None
+            and (home.subtree or sw.stays_below(expr, sw.data_depth(snode, home.snode)))
+        ):
+            return True  # inside the same instance: the small tree holds both ends
+        into = _owner(self.units, target) if target is not None else None
+        relative = schema_path(snode)[len(home.path) + 1 :] if home is not None else ""
+        multi = home is not None and _multi_between(home.snode, snode)
         if into is not None:
-            key_target = simple and target.parent == into.snode and into.keys == (_name(target),)
-            if not (key_target and direct) or home is None:
+            key_target = (
+                simple
+                and not into.subtree
+                and target.parent == into.snode
+                and into.keys == (sw.name(target),)
+                and _key_copy_problem(into) is None
+            )
+            if not key_target or home is None:
                 self.refuse(into, f"untracked leafref into it from {schema_path(snode)}")
                 return False
             into.incoming = True
-            home.out_refs.append(OutRef(_name(snode), into.path, _name(target), None))
+            ref = OutRef(relative, multi, into.path, sw.name(target), None)
+            home.out_refs.append(ref)
             return True
         if home is None:
             return True  # from outside every unit to outside every unit: full validation
-        plain = simple and _container_only(target)
-        if not (direct and plain):
+        plain = (
+            simple
+            and target.nodetype == nodes.lib.LYS_LEAF
+            and sw.under_containers(target)
+            and sw.context_problem(target) is None
+        )
+        if not plain:
             self.refuse(home, f"leafref {schema_path(snode)} cannot be checked locally")
             return False
-        home.out_refs.append(OutRef(_name(snode), None, None, schema_path(target)))
+        home.out_refs.append(OutRef(relative, multi, None, None, schema_path(target)))
         return True
 
+    def scopes(self) -> tuple[str, ...]:
+        found = set()
+        for unit in self.units.values():
+            if unit.rivals:
+                parent = sw.choice_parent(unit.snode)
+                found.add(schema_path(parent) if parent else "/")
+        return tuple(sorted(found))
 
-def _container_only(snode: Any) -> bool:
-    parent = snode.parent
-    while parent:
-        if parent.nodetype != nodes.lib.LYS_CONTAINER:
-            return False
-        parent = parent.parent
-    return bool(snode.nodetype == nodes.lib.LYS_LEAF)
+
+def _multi_between(ancestor: Any, snode: Any) -> bool:
+    node = snode
+    while node and node != ancestor:
+        if sw.is_multi(node):
+            return True
+        node = node.parent
+    return False
+
+
+def _key_copy_problem(unit: Unit) -> str | None:
+    """Why a copy of an entry's keys (a leafref target) would not validate by itself.
+
+    Mandatory plain leaves are copied along (:attr:`Unit.carry`); anything else that libyang
+    would judge on the copy (a must/when, a mandatory container, a constrained default) is a
+    problem.
+    """
+    if next(sw.expressions(unit.snode), None) is not None:
+        return "must/when on the list"
+    carry = []
+    child = nodes.lib.lysc_node_child(unit.snode)
+    while child:
+        if not child.flags & nodes.lib.LYS_KEY and sw.noisy(child):
+            plain = (
+                child.nodetype == nodes.lib.LYS_LEAF
+                and next(sw.expressions(child), None) is None
+                and next(sw.leafref_types(child), None) is None
+            )
+            if not plain:
+                return f"{sw.name(child)} is mandatory or constrained"
+            carry.append(sw.name(child))
+        child = child.next
+    unit.carry = tuple(carry)
+    return None
 
 
 def plan(ctx: Any) -> Plan:
-    """Decide, for every config list of the schema, whether its entries are units."""
+    """Decide, for every config node of the schema, which units it belongs to."""
     planner = _Planner(ctx)
     planner.expressions()
     planner.track(planner.leafrefs())
-    return Plan(planner.units, planner.refused)
+    return Plan(planner.units, planner.refused, planner.scopes())

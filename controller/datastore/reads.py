@@ -55,6 +55,13 @@ def print_target(ctx: Any, first: Node, request: ReadRequest) -> str | None:
     return nodes.print_tree(target, request.encoding, print_flags(request))
 
 
+def render(ctx: Any, first: Node, request: ReadRequest) -> str | None:
+    """Print a read from a tree: directly, or through a copy when it prunes or annotates."""
+    if needs_copy(request):
+        return render_copy(ctx, first, request)
+    return print_target(ctx, first, request)
+
+
 def select(ctx: Any, first: Node, xpath: str) -> Node:
     """A new tree holding the nodes an XPath selects, with their ancestors and list keys."""
     result = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.datastore import datapath
+from controller.datastore import access, datapath
 from controller.datastore.api import Access, Edit, EditOperation, InsertWhere
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.undo import UndoKind, UndoLog, UndoRecord, next_sibling_path
@@ -59,11 +59,12 @@ def unwrap_root(text: str, encoding: Encoding) -> str:
 class Applier:
     """Applies edits to the tree whose first top-level node is ``first[0]``."""
 
-    def __init__(self, ctx: Any, first: Any, guard: Guard) -> None:
+    def __init__(self, ctx: Any, first: Any, guard: Guard, *, per_node: bool = False) -> None:
         self.ctx = ctx
         self.first = first
         self.undo = UndoLog(ctx, first)
         self.guard = guard
+        self.per_node = per_node  # also ask the guard about every node changed (RFC 8341 3.4.5)
         self.applied: list[Applied] = []
         self._pending: Node = None
 
@@ -121,6 +122,8 @@ class Applier:
             return
         path = nodes.path_of(existing)
         self.guard(Access.DELETE, path)
+        if self.per_node:
+            access.check_changes(access.changes(None, existing, replace=True), self.guard)
         record = UndoRecord(UndoKind.RESTORE, path, None, next_sibling_path(existing))
         nodes.unlink(self.first, existing)
         record.saved = existing  # the unlinked subtree itself is the undo copy
@@ -143,6 +146,9 @@ class Applier:
             path = nodes.path_of(value)
             self.guard(Access.CREATE, path)
             created = self._first_missing(path)
+            if self.per_node:
+                new = nodes.find(self.ctx, top, created)
+                access.check_changes(access.changes(new, None, replace=False), self.guard)
             self._merge(top)
             self.undo.add(UndoRecord(UndoKind.REMOVE, created))
             self._position(edit, path)
@@ -150,6 +156,10 @@ class Applier:
             return
         path = nodes.path_of(existing)
         self.guard(Access.UPDATE, path)
+        if self.per_node:
+            replace = edit.operation is EditOperation.REPLACE
+            found = access.changes(value, existing, replace=replace)
+            access.check_changes(found, self.guard)
         old = nodes.dup(existing)
         before = next_sibling_path(existing)
         self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, before))
@@ -224,6 +234,15 @@ class Applier:
 
     # ------------------------------------------------------------------ the root
 
+    def _check_root(self, top: Node) -> None:
+        """Per-node checks of a replace (``top``) or delete (None) of the whole datastore."""
+        try:
+            found = access.sibling_changes(top, None, replace=True, old_first=self.first[0])
+            access.check_changes(found, self.guard)
+        except CatsError:
+            nodes.free_all(top)
+            raise
+
     def _apply_root(self, edit: Edit) -> None:
         if edit.operation in _REMOVING or edit.operation is EditOperation.REPLACE:
             self.guard(Access.DELETE if edit.operation in _REMOVING else Access.UPDATE, "/")
@@ -231,6 +250,8 @@ class Applier:
             if edit.operation is EditOperation.REPLACE:
                 text = unwrap_root(edit.value or "{}", edit.encoding)
                 top = nodes.parse_data(self.ctx, text, edit.encoding)
+            if self.per_node:
+                self._check_root(top)
             self.undo.add(UndoRecord(UndoKind.ROOT, datapath.ROOT, self.first[0]))
             self.first[0] = top if top is not None else nodes.ffi.NULL
             self.applied.append(Applied(datapath.ROOT, Access.UPDATE, (datapath.ROOT,)))

@@ -1,10 +1,12 @@
 """libyang C functions that libyang-python 2.8.0's CFFI build does not declare.
 
-``lyd_insert_before``/``after``/``sibling``, ``lyd_unlink_tree``, ``lyd_new_implicit_tree`` and
-``lys_find_expr_atoms`` exist in Debian 12's libyang 2.1.30 (``/usr/include/libyang``) but not in
-the cdefs of the Python binding, so they are called through :mod:`ctypes` on the very same
-``libyang.so.2`` the binding is linked to. Pointers cross as integer addresses: cffi pointers
-become ``uintptr_t`` and results are cast back, so nothing else in the project sees ctypes.
+``lyd_insert_before``/``after``/``sibling``, ``lyd_unlink_tree``, ``lyd_find_sibling_val``,
+``lyd_find_sibling_first``,
+``lyd_new_implicit_tree`` and ``lys_find_expr_atoms`` exist in Debian 12's libyang 2.1.30
+(``/usr/include/libyang``) but not in the cdefs of the Python binding, so they are called
+through :mod:`ctypes` on the very same ``libyang.so.2`` the binding is linked to. Pointers
+cross as integer addresses: cffi pointers become ``uintptr_t`` and results are cast back, so
+nothing else in the project sees ctypes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ _INSERT_BEFORE = _bind("lyd_insert_before", [_P, _P], ctypes.c_int)
 _INSERT_AFTER = _bind("lyd_insert_after", [_P, _P], ctypes.c_int)
 _INSERT_SIBLING = _bind("lyd_insert_sibling", [_P, _P, ctypes.POINTER(_P)], ctypes.c_int)
 _UNLINK = _bind("lyd_unlink_tree", [_P], None)
+_FIND_SIBLING_VAL = _bind(
+    "lyd_find_sibling_val",
+    [_P, _P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_P)],
+    ctypes.c_int,
+)
+_FIND_SIBLING_FIRST = _bind("lyd_find_sibling_first", [_P, _P, ctypes.POINTER(_P)], ctypes.c_int)
 _IMPLICIT_TREE = _bind("lyd_new_implicit_tree", [_P, ctypes.c_uint32, _P], ctypes.c_int)
 _EXPR_ATOMS = _bind(
     "lys_find_expr_atoms", [_P, _P, _P, _P, ctypes.c_uint32, ctypes.POINTER(_P)], ctypes.c_int
@@ -65,6 +73,28 @@ def insert_sibling(sibling: Any, node: Any) -> tuple[int, Any]:
 def unlink(node: Any) -> None:
     """``lyd_unlink_tree``: detach a subtree from its parent and siblings."""
     _UNLINK(address(node))
+
+
+def has_instance(first: Any, snode: Any) -> bool:
+    """``lyd_find_sibling_val`` without a value: whether any instance of ``snode`` is among the
+    siblings starting at ``first`` (a hash lookup when they have a parent)."""
+    if first == ffi.NULL or not first:
+        return False
+    match = _P()
+    rc = int(_FIND_SIBLING_VAL(address(first), address(snode), None, 0, ctypes.byref(match)))
+    return rc == lib.LY_SUCCESS and bool(match.value)
+
+
+def counterpart(first: Any, node: Any) -> Any:
+    """``lyd_find_sibling_first``: the instance among ``first``'s siblings matching ``node``
+    (same schema node and keys or value; a hash lookup when they have a parent), or None."""
+    if first == ffi.NULL or not first:
+        return None
+    match = _P()
+    rc = int(_FIND_SIBLING_FIRST(address(first), address(node), ctypes.byref(match)))
+    if rc != lib.LY_SUCCESS or not match.value:
+        return None
+    return ffi.cast("struct lyd_node *", match.value)
 
 
 def add_implicit(node: Any) -> int:
