@@ -1,4 +1,4 @@
-"""The one place that wires the C-PS application: schema, server core and RESTCONF (DESIGN.md).
+"""The one place that wires the C-PS application: schema, server core, RESTCONF and NETCONF.
 
 ``catsctl serve`` calls :func:`serve`; tests and tools use :class:`Application` with ``with``.
 """
@@ -24,6 +24,14 @@ from controller.datastore.core import Core
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
 from controller.model.paths import PathResolver
+from controller.model.schema import SERVER_FEATURES, SERVER_MODULES, modules_in, project_yang_dir
+from controller.netconf.server import NetconfSettings
+from controller.netconf.wiring import (
+    NETCONF_FEATURES,
+    NETCONF_MODULES,
+    NetconfParts,
+    build_netconf,
+)
 from controller.plugins import apply_plugins
 from controller.restconf.auth import Authenticator
 from controller.restconf.resources import Restconf, ServerInfo
@@ -44,6 +52,7 @@ class ServeSettings:
     init_data: Path | None = None
     listen: ListenSettings = field(default_factory=ListenSettings)
     plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
+    netconf: NetconfSettings = field(default_factory=NetconfSettings)
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -57,6 +66,17 @@ def _schema_id(schema: Schema) -> str:
     return ",".join(
         f"{name}@{revision}" for name, revision in sorted(schema.implemented_modules(), key=str)
     )
+
+
+def server_schema(yang_dirs: tuple[Path, ...]) -> Schema:
+    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules."""
+    extra = [name for folder in yang_dirs for name in modules_in(folder)]
+    wanted = [*SERVER_MODULES, *NETCONF_MODULES]
+    modules = wanted + [name for name in extra if name not in wanted]
+    features = {name: list(names) for name, names in SERVER_FEATURES.items()}
+    for name, names in NETCONF_FEATURES.items():
+        features.setdefault(name, []).extend(names)
+    return Schema([project_yang_dir(), *yang_dirs], modules, features)
 
 
 def is_new_state_dir(state_dir: Path) -> bool:
@@ -79,12 +99,14 @@ class Application:
 
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
-        self.schema = Schema.for_server(settings.yang_dirs)
+        self.schema = server_schema(settings.yang_dirs)
         listen = settings.listen
         registrations = Registrations()
         registrations.state[f"/{MONITORING}"] = lambda: monitoring_state(
             self.core.streams(), listen.base_url
         )
+        self.netconf: NetconfParts | None = None
+        registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
         fresh = is_new_state_dir(settings.state_dir)
         try:
             apply_plugins(settings.plugins, registrations)
@@ -106,14 +128,32 @@ class Application:
             max_body_size=listen.max_body_size,
         )
         self.server = RestconfServer(app, listen)
+        self.netconf = build_netconf(
+            self.core,
+            self.schema,
+            resolver,
+            settings.netconf,
+            settings.state_dir,
+            settings.yang_dirs,
+            users.groups,
+        )
         if not users.users():
             LOG.warning(
                 "no users in ietf-system:system/authentication: every request gets 401; "
                 "seed one with --init-data (see catsctl hash-password)"
             )
 
+    def _netconf_state(self) -> dict[str, object]:
+        return self.netconf.state() if self.netconf is not None else {}
+
     def __enter__(self) -> Application:
         self.server.start()
+        if self.netconf is not None and self.settings.netconf.port > 0:
+            try:
+                self.netconf.server.start()
+            except BaseException:
+                self.server.stop()
+                raise
         return self
 
     def __exit__(
@@ -123,6 +163,8 @@ class Application:
         tb: TracebackType | None,
     ) -> None:
         self.core.end_subscriptions()  # streams end, so their workers are free to stop
+        if self.netconf is not None:
+            self.netconf.server.stop()
         self.server.stop()
         self.core.close()
         self.schema.close()

@@ -20,11 +20,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    """Run the C-PS: RESTCONF (and, later, NETCONF) over the server core."""
+    """Run the C-PS: RESTCONF and NETCONF over the server core."""
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
     from controller.app import ServeSettings, serve  # noqa: PLC0415
+    from controller.netconf.server import NetconfSettings  # noqa: PLC0415
     from controller.restconf.server import ListenSettings, TlsSettings  # noqa: PLC0415
 
     logging.basicConfig(
@@ -47,8 +48,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         tls=tls,
         max_body_size=args.max_body_size,
     )
+    netconf = NetconfSettings(
+        address=args.netconf_address,
+        port=args.netconf_port,
+        max_sessions=args.netconf_max_sessions,
+        max_message_size=args.netconf_max_message_size,
+    )
     settings = ServeSettings(
-        args.state_dir, tuple(args.yang_dir), args.init_data, listen, tuple(args.plugin)
+        args.state_dir, tuple(args.yang_dir), args.init_data, listen, tuple(args.plugin), netconf
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -119,13 +126,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from controller.netconf.server import (  # noqa: PLC0415
+        DEFAULT_MAX_MESSAGE,
+        DEFAULT_MAX_SESSIONS,
+    )
+    from controller.netconf.server import DEFAULT_PORT as NETCONF_PORT  # noqa: PLC0415
     from controller.restconf.server import (  # noqa: PLC0415
         DEFAULT_ADDRESS,
         DEFAULT_MAX_BODY,
         DEFAULT_PORT,
     )
 
-    serve = commands.add_parser("serve", help="run the C-PS (RESTCONF server)")
+    serve = commands.add_parser("serve", help="run the C-PS (RESTCONF and NETCONF servers)")
     serve.add_argument("--state-dir", type=Path, default=Path("state"), metavar="DIR")
     serve.add_argument(
         "--yang-dir",
@@ -165,6 +177,28 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_MAX_BODY,
         metavar="BYTES",
         help="larger request bodies get 413",
+    )
+    serve.add_argument("--netconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
+    serve.add_argument(
+        "--netconf-port",
+        type=int,
+        default=NETCONF_PORT,
+        metavar="PORT",
+        help="NETCONF over SSH (RFC 6242); 0 turns NETCONF off",
+    )
+    serve.add_argument(
+        "--netconf-max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help="connections beyond N are refused",
+    )
+    serve.add_argument(
+        "--netconf-max-message-size",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE,
+        metavar="BYTES",
+        help="a larger NETCONF message gets too-big and ends its session",
     )
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(handler=_cmd_serve)

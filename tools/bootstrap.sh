@@ -32,6 +32,7 @@ command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v yanglint >/dev/null 2>&1 || missing+=(libyang2-tools)
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # the TLS tests make certificates
+command -v yangcli >/dev/null 2>&1 || missing+=(yangcli)  # yuma123's NETCONF client, for tests
 if command -v "$python" >/dev/null 2>&1; then
   "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
   inc=$("$python" -c 'import sysconfig; print(sysconfig.get_path("include"))')

@@ -52,6 +52,7 @@ class Server:
     log: Path
     session: requests.Session
     scheme: str = "http"
+    netconf_port: int = 0
 
     @property
     def root(self) -> str:
@@ -78,12 +79,18 @@ class Server:
         return self.log.read_text(errors="replace")
 
 
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+        return True
+    return False
+
+
 def _wait_ready(server: Server) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             raise RuntimeError(f"catsctl serve exited:\n{server.stderr()}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", server.port), 1):
+        if all(_listening(port) for port in (server.port, server.netconf_port) if port):
             return  # listening (a probe over TLS would need the client certificate)
         time.sleep(0.1)
     raise RuntimeError(f"catsctl serve did not start:\n{server.stderr()}")
@@ -103,15 +110,18 @@ def running_server(
     *extra: str,
     scheme: str = "http",
     port: int | None = None,
+    netconf_port: int | None = None,
 ) -> Iterator[Server]:
     """Start ``catsctl serve``; stop it (SIGTERM, then SIGKILL) when the block ends."""
     port = port or free_port()
+    netconf_port = netconf_port or free_port()
     log = state_dir.parent / f"serve-{port}.log"
     command = [
         sys.executable, "-m", "controller.cli", "serve",
         "--state-dir", str(state_dir),
         "--yang-dir", str(TEST_YANG),
         "--restconf-port", str(port),
+        "--netconf-port", str(netconf_port),
         *(["--init-data", str(init_data)] if init_data else []),
         *extra,
     ]  # fmt: skip
@@ -119,7 +129,7 @@ def running_server(
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink, env=os.environ)
     session = requests.Session()
     session.auth = ADMIN
-    server = Server(process, port, state_dir, log, session, scheme)
+    server = Server(process, port, state_dir, log, session, scheme, netconf_port)
     try:
         _wait_ready(server)
         yield server

@@ -1,0 +1,220 @@
+"""Build and parse NETCONF messages (RFC 6241 4, 8.1): hello, rpc, rpc-reply, rpc-error.
+
+Pure functions over bytes and lxml trees with explicit namespaces. Parsing never resolves
+entities or reaches the network and never recovers from malformed XML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.netconf.errors import NetconfError, bad_element, netconf_error
+
+BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
+BASE_10 = "urn:ietf:params:netconf:base:1.0"
+BASE_11 = "urn:ietf:params:netconf:base:1.1"
+XML_NS = "http://www.w3.org/XML/1998/namespace"
+NC = f"{{{BASE_NS}}}"
+
+Element = Any  # lxml.etree._Element (lxml has no type information)
+#: The XML namespace of an implemented module, or None (model.paths.PathResolver.namespace).
+NamespaceOf = Callable[[str], str | None]
+
+_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True
+)
+_STEP_PREFIX = re.compile(r"(?<![\w.:-])([A-Za-z_][\w.-]*):(?=[A-Za-z_])")
+
+
+def parse_xml(data: bytes) -> Element:
+    """Parse one message; ``malformed-message`` if it is not well-formed XML."""
+    try:
+        root = etree.fromstring(data, _PARSER)
+    except etree.XMLSyntaxError as exc:
+        raise netconf_error(
+            "malformed-message", f"not well-formed XML: {exc}", error_type=ErrorType.RPC
+        ) from exc
+    if root is None:
+        raise netconf_error("malformed-message", "empty message", error_type=ErrorType.RPC)
+    return root
+
+
+def parse_fragment(document: str) -> list[Element]:
+    """The top-level elements of a document printed by the core (zero or more siblings)."""
+    if not document.strip():
+        return []
+    holder = etree.fromstring(b"<fragment>" + document.encode() + b"</fragment>", _PARSER)
+    return list(holder)
+
+
+def to_bytes(element: Element) -> bytes:
+    """Serialize a message with an XML declaration (RFC 6241 examples)."""
+    return bytes(etree.tostring(element, encoding="UTF-8", xml_declaration=True))
+
+
+# ---------------------------------------------------------------------------- hello
+
+
+def build_hello(capabilities: Iterable[str], session_id: int) -> bytes:
+    """The server's hello (RFC 6241 8.1)."""
+    hello = etree.Element(NC + "hello", nsmap={None: BASE_NS})
+    caps = etree.SubElement(hello, NC + "capabilities")
+    for uri in capabilities:
+        etree.SubElement(caps, NC + "capability").text = uri
+    etree.SubElement(hello, NC + "session-id").text = str(session_id)
+    return to_bytes(hello)
+
+
+def parse_hello(data: bytes) -> tuple[str, ...]:
+    """The capabilities of a client's hello; a client hello with a session-id is an error."""
+    root = parse_xml(data)
+    if root.tag != NC + "hello":
+        raise bad_element("unknown-element", etree.QName(root).localname, "expected a hello")
+    if root.find(NC + "session-id") is not None:
+        raise bad_element("unknown-element", "session-id", "a client hello has no session-id")
+    found = root.findall(f"{NC}capabilities/{NC}capability")
+    capabilities = tuple((cap.text or "").strip() for cap in found)
+    if BASE_10 not in capabilities and BASE_11 not in capabilities:
+        raise netconf_error("operation-failed", "the hello names no base capability")
+    return capabilities
+
+
+# ---------------------------------------------------------------------------- rpc
+
+
+@dataclass(frozen=True, slots=True)
+class Rpc:
+    """One ``<rpc>``: its attributes (echoed in the reply) and its operation element."""
+
+    attributes: tuple[tuple[str, str], ...]
+    operation: Element
+    message_id: str
+
+
+def parse_rpc(root: Element) -> Rpc:
+    """Check an ``<rpc>`` envelope (RFC 6241 4.1) and find its single operation."""
+    attributes = tuple((str(k), str(v)) for k, v in root.attrib.items())
+    if root.tag != NC + "rpc":
+        raise bad_element("unknown-element", etree.QName(root).localname, "expected an rpc")
+    message_id = root.get("message-id")
+    if message_id is None:
+        raise netconf_error(
+            "missing-attribute",
+            "an rpc needs a message-id",
+            error_type=ErrorType.RPC,
+            info=(("bad-attribute", "message-id"), ("bad-element", "rpc")),
+        )
+    children = [child for child in root if isinstance(child.tag, str)]
+    if len(children) != 1:
+        raise NetconfError(
+            ErrorItem(
+                ErrorType.RPC,
+                "missing-element" if not children else "bad-element",
+                "an rpc holds exactly one operation",
+                info=(("bad-element", "rpc"),),
+            )
+        )
+    return Rpc(attributes, children[0], message_id)
+
+
+def reply(attributes: Sequence[tuple[str, str]], children: Iterable[Element] = ()) -> Element:
+    """An ``<rpc-reply>`` echoing the rpc's attributes; ``<ok/>`` when it has no children."""
+    root = etree.Element(NC + "rpc-reply", nsmap={None: BASE_NS})
+    for key, value in attributes:
+        root.set(key, value)
+    added = False
+    for child in children:
+        root.append(child)
+        added = True
+    if not added:
+        etree.SubElement(root, NC + "ok")
+    return root
+
+
+def error_reply(
+    attributes: Sequence[tuple[str, str]], items: Sequence[ErrorItem], namespace_of: NamespaceOf
+) -> Element:
+    """An ``<rpc-reply>`` of ``<rpc-error>`` elements (RFC 6241 4.3)."""
+    root = etree.Element(NC + "rpc-reply", nsmap={None: BASE_NS})
+    for key, value in attributes:
+        root.set(key, value)
+    for item in items:
+        root.append(error_element(item, namespace_of))
+    return root
+
+
+def error_element(item: ErrorItem, namespace_of: NamespaceOf) -> Element:
+    """One ``<rpc-error>``; the error-path becomes an XPath with its prefixes declared."""
+    error = etree.Element(NC + "rpc-error", nsmap={None: BASE_NS})
+    etree.SubElement(error, NC + "error-type").text = item.type.value
+    etree.SubElement(error, NC + "error-tag").text = item.tag
+    etree.SubElement(error, NC + "error-severity").text = "error"
+    if item.app_tag:
+        etree.SubElement(error, NC + "error-app-tag").text = item.app_tag
+    if item.path:
+        error.append(error_path(item.path, namespace_of))
+    message = etree.SubElement(error, NC + "error-message")
+    message.set(f"{{{XML_NS}}}lang", "en")
+    message.text = item.message
+    if item.info:
+        info = etree.SubElement(error, NC + "error-info")
+        for name, value in item.info:
+            etree.SubElement(info, NC + name).text = value
+    return error
+
+
+def error_path(path: str, namespace_of: NamespaceOf) -> Element:
+    """``/mod:a/b[k='v']`` (libyang form) as an XPath whose every step has a prefix."""
+    modules: dict[str, str] = {}
+    steps: list[str] = []
+    module = ""
+    for step in split_steps(path):
+        found = _STEP_PREFIX.match(step)
+        if found:
+            module = found.group(1)
+        qualified = step
+        if not found and module and step and not step.startswith((".", "*")):
+            qualified = f"{module}:{step}"
+        if module:
+            modules[module] = namespace_of(module) or f"urn:unknown:{module}"
+        steps.append(qualified)
+    nsmap = {prefix: uri for prefix, uri in modules.items() if prefix not in ("xml", "xmlns")}
+    element = etree.Element(NC + "error-path", nsmap=nsmap)
+    element.text = "/" + "/".join(steps) if steps else path
+    return element
+
+
+def split_steps(path: str) -> list[str]:
+    """The steps of a data path, split on ``/`` outside predicates and quotes."""
+    steps: list[str] = []
+    current: list[str] = []
+    depth = 0
+    quote = ""
+    for char in path.lstrip("/"):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif char == "/" and depth == 0:
+            steps.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    if current:
+        steps.append("".join(current))
+    return steps
+
+
+def items_of(exc: CatsError) -> tuple[ErrorItem, ...]:
+    """The items of any project error."""
+    return exc.items

@@ -1,0 +1,367 @@
+"""RFC 6241 operations over the server core: one ``<rpc>`` operation element in, reply out.
+
+Base operations (7, 8.3-8.6), RFC 8526 get-data and edit-data, RFC 6022 get-schema and RFC
+5277 create-subscription are served here; any other operation of a loaded module is a
+modelled RPC and goes to the handler RESTCONF uses, through ``core.invoke``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from lxml import etree
+
+from controller.datastore.api import (
+    Content,
+    DatastoreName,
+    EditOperation,
+    Principal,
+    WithDefaults,
+)
+from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.model import Encoding
+from controller.model.paths import NodeKind
+from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
+from controller.netconf.core import NetconfCore
+from controller.netconf.edits import ConfigEdits, SchemaLookup
+from controller.netconf.errors import bad_element, netconf_error
+from controller.netconf.messages import BASE_NS, NC, parse_fragment
+from controller.netconf.monitoring import MONITORING_NS, SchemaSources
+from controller.netconf.nmda import NMDA_NS, Nmda
+from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
+from controller.netconf.reads import WD_NS, Reads, parse_filter
+from controller.netconf.sessions import Registry
+
+Element = Any  # lxml.etree._Element (lxml has no type information)
+_DATASTORES = {name.value: name for name in DatastoreName if name is not DatastoreName.OPERATIONAL}
+_DEFAULT_OPS = {"merge": EditOperation.MERGE, "replace": EditOperation.REPLACE, "none": None}
+_ERROR_OPTIONS = ("stop-on-error", "continue-on-error", "rollback-on-error")
+_TEST_OPTIONS = ("test-then-set", "set", "test-only")
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The session an operation runs for."""
+
+    session_id: int
+    user: str
+    principal: Principal
+    subscribe: Callable[[SubscriptionRequest], None]
+
+    @property
+    def session(self) -> str:
+        """The session as the core names it."""
+        return str(self.session_id)
+
+    @property
+    def actor(self) -> Actor:
+        """The session as confirmed-commit events name it."""
+        return Actor(self.session_id, self.user)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an operation answers: reply children (``<ok/>`` when none); whether to close."""
+
+    children: tuple[Element, ...] = ()
+    close: bool = False
+
+
+def child_text(parent: Element, name: str, namespace: str = BASE_NS) -> str | None:
+    """The stripped text of a child element, or None when it is absent."""
+    found = parent.find(f"{{{namespace}}}{name}")
+    return None if found is None else (found.text or "").strip()
+
+
+def _choice(value: str | None, allowed: tuple[str, ...], name: str, default: str) -> str:
+    if value is None:
+        return default
+    if value not in allowed:
+        raise netconf_error(
+            "invalid-value", f"{name} {value!r} is not one of {', '.join(allowed)}",
+            info=(("bad-element", name),),
+        )  # fmt: skip
+    return value
+
+
+def datastore_of(operation: Element, name: str) -> DatastoreName:
+    """The datastore a ``<source>`` or ``<target>`` names (``<url>`` is not served)."""
+    holder = operation.find(NC + name)
+    if holder is None:
+        raise bad_element("missing-element", name, f"{name} is required")
+    chosen = [child for child in holder if isinstance(child.tag, str)]
+    if len(chosen) != 1:
+        raise bad_element("missing-element", name, f"{name} names one datastore")
+    qname = etree.QName(chosen[0])
+    if qname.namespace == BASE_NS and qname.localname == "url":
+        raise netconf_error("operation-not-supported", ":url is not served")
+    if qname.namespace != BASE_NS or qname.localname not in _DATASTORES:
+        raise bad_element("invalid-value", qname.localname, f"no datastore {qname.localname!r}")
+    return _DATASTORES[qname.localname]
+
+
+def with_defaults_of(operation: Element) -> WithDefaults | None:
+    """The RFC 6243 ``with-defaults`` parameter."""
+    raw = child_text(operation, "with-defaults", WD_NS)
+    if raw is None:
+        return None
+    try:
+        return WithDefaults(raw)
+    except ValueError as exc:
+        raise bad_element("invalid-value", "with-defaults", f"bad with-defaults {raw!r}") from exc
+
+
+class Operations:
+    """The operations of one server; shared by every session (thread-safe)."""
+
+    def __init__(  # noqa: PLR0913, PLR0917 - the composition of the operations' collaborators
+        self,
+        core: NetconfCore,
+        lookup: SchemaLookup,
+        registry: Registry,
+        confirmed: ConfirmedCommits,
+        sources: SchemaSources,
+        kill: Callable[[int, int], None],
+    ) -> None:
+        self._core = core
+        self._lookup = lookup
+        self._registry = registry
+        self._confirmed = confirmed
+        self._sources = sources
+        self._kill = kill
+        self._reads = Reads(core, lookup)
+        self._config = ConfigEdits(lookup)
+        self._nmda = Nmda(core, self._reads, self._config)
+        base: dict[str, Callable[[Caller, Element], Outcome]] = {
+            "get": self._get,
+            "get-config": self._get_config,
+            "edit-config": self._edit_config,
+            "copy-config": self._copy_config,
+            "delete-config": self._delete_config,
+            "lock": self._lock,
+            "unlock": self._unlock,
+            "close-session": self._close_session,
+            "kill-session": self._kill_session,
+            "validate": self._validate,
+            "commit": self._commit,
+            "discard-changes": self._discard_changes,
+            "cancel-commit": self._cancel_commit,
+        }
+        self._handlers = {f"{{{BASE_NS}}}{name}": handler for name, handler in base.items()}
+        self._handlers[f"{{{NMDA_NS}}}get-data"] = self._nmda.get_data
+        self._handlers[f"{{{NMDA_NS}}}edit-data"] = self._nmda.edit_data
+        self._handlers[f"{{{MONITORING_NS}}}get-schema"] = self._get_schema
+        self._handlers[f"{{{NOTIFICATION_NS}}}create-subscription"] = self._create_subscription
+
+    def dispatch(self, caller: Caller, operation: Element) -> Outcome:
+        """Run one operation.
+
+        Raises:
+            CatsError: its items are the rpc-errors of the reply.
+        """
+        handler = self._handlers.get(operation.tag)
+        if handler is not None:
+            return handler(caller, operation)
+        return self._modelled(caller, operation)
+
+    # ---------------------------------------------------------------- reads
+
+    def _get(self, caller: Caller, operation: Element) -> Outcome:
+        data = self._reads.read(
+            DatastoreName.OPERATIONAL,
+            caller.principal,
+            content=Content.ALL,
+            filter_=parse_filter(operation.find(NC + "filter")),
+            with_defaults=with_defaults_of(operation),
+        )
+        return Outcome((_data(data),))
+
+    def _get_config(self, caller: Caller, operation: Element) -> Outcome:
+        data = self._reads.read(
+            datastore_of(operation, "source"),
+            caller.principal,
+            content=Content.CONFIG,
+            filter_=parse_filter(operation.find(NC + "filter")),
+            with_defaults=with_defaults_of(operation),
+        )
+        return Outcome((_data(data),))
+
+    # ---------------------------------------------------------------- edits
+
+    def _edit_config(self, caller: Caller, operation: Element) -> Outcome:
+        target = datastore_of(operation, "target")
+        default = _choice(
+            child_text(operation, "default-operation"), tuple(_DEFAULT_OPS), "default-operation",
+            "merge",
+        )  # fmt: skip
+        test = _choice(child_text(operation, "test-option"), _TEST_OPTIONS, "test-option", "set")
+        on_error = _choice(
+            child_text(operation, "error-option"), _ERROR_OPTIONS, "error-option", "stop-on-error"
+        )
+        config = operation.find(NC + "config")
+        if config is None:
+            if operation.find(NC + "url") is not None:
+                raise netconf_error("operation-not-supported", ":url is not served")
+            raise bad_element("missing-element", "config", "edit-config needs config")
+        edits = self._config.edits(config, _DEFAULT_OPS[default])
+        if not edits:
+            return Outcome()
+        if on_error == "continue-on-error" and test != "test-only":
+            failures: list[ErrorItem] = []
+            for edit in edits:  # each operation point is its own transaction (7.2)
+                try:
+                    self._core.edit(target, [edit], caller.principal, session=caller.session)
+                except CatsError as exc:
+                    failures.extend(exc.items)
+            if failures:
+                raise CatsError(*failures)
+            return Outcome()
+        self._core.edit(
+            target, edits, caller.principal, session=caller.session, test_only=test == "test-only"
+        )
+        return Outcome()
+
+    def _copy_config(self, caller: Caller, operation: Element) -> Outcome:
+        target = datastore_of(operation, "target")
+        source_holder = operation.find(NC + "source")
+        inline = source_holder.find(NC + "config") if source_holder is not None else None
+        if inline is None:
+            source = datastore_of(operation, "source")
+            self._core.copy_config(source, target, caller.principal, session=caller.session)
+            return Outcome()
+        edits = self._config.edits(inline, EditOperation.REPLACE)
+        self._core.edit(target, edits, caller.principal, session=caller.session)
+        return Outcome()
+
+    def _delete_config(self, caller: Caller, operation: Element) -> Outcome:
+        target = datastore_of(operation, "target")
+        if target is not DatastoreName.STARTUP:
+            raise bad_element(
+                "operation-not-supported", target.value, "only startup can be deleted"
+            )
+        from controller.datastore.api import Edit  # noqa: PLC0415
+
+        remove = Edit(EditOperation.REMOVE, "/")
+        self._core.edit(target, [remove], caller.principal, session=caller.session)
+        return Outcome()
+
+    # ---------------------------------------------------------------- locks and sessions
+
+    def _lock(self, caller: Caller, operation: Element) -> Outcome:
+        target = datastore_of(operation, "target")
+        if target is DatastoreName.RUNNING and self._confirmed.pending:
+            raise netconf_error(
+                "lock-denied", "a confirmed commit is in progress", info=(("session-id", "0"),)
+            )
+        self._core.lock(target, caller.session)
+        self._registry.locks[target] = (caller.session_id, datetime.now(UTC))
+        return Outcome()
+
+    def _unlock(self, caller: Caller, operation: Element) -> Outcome:
+        target = datastore_of(operation, "target")
+        self._core.unlock(target, caller.session)
+        self._registry.locks.pop(target, None)
+        return Outcome()
+
+    def _close_session(self, caller: Caller, operation: Element) -> Outcome:
+        del caller, operation
+        return Outcome(close=True)
+
+    def _kill_session(self, caller: Caller, operation: Element) -> Outcome:
+        raw = child_text(operation, "session-id")
+        if raw is None:
+            raise bad_element("missing-element", "session-id", "kill-session needs session-id")
+        if not raw.isdigit() or int(raw) == caller.session_id or int(raw) == 0:
+            raise bad_element("invalid-value", "session-id", f"cannot kill session {raw!r}")
+        if self._registry.get(int(raw)) is None:
+            raise bad_element("invalid-value", "session-id", f"no session {raw}")
+        self._kill(int(raw), caller.session_id)
+        return Outcome()
+
+    # ---------------------------------------------------------------- candidate
+
+    def _validate(self, caller: Caller, operation: Element) -> Outcome:
+        source_holder = operation.find(NC + "source")
+        inline = source_holder.find(NC + "config") if source_holder is not None else None
+        if inline is None:
+            self._core.validate(datastore_of(operation, "source"))
+            return Outcome()
+        edits = self._config.edits(inline, EditOperation.REPLACE)
+        self._core.edit(
+            DatastoreName.RUNNING, edits, caller.principal, session=caller.session, test_only=True
+        )
+        return Outcome()
+
+    def _commit(self, caller: Caller, operation: Element) -> Outcome:
+        raw_timeout = child_text(operation, "confirm-timeout")
+        if raw_timeout is not None and (not raw_timeout.isdigit() or int(raw_timeout) == 0):
+            raise bad_element("invalid-value", "confirm-timeout", "a timeout is 1 or more s")
+        params = CommitParams(
+            confirmed=operation.find(NC + "confirmed") is not None,
+            timeout=int(raw_timeout) if raw_timeout else CommitParams().timeout,
+            persist=child_text(operation, "persist"),
+            persist_id=child_text(operation, "persist-id"),
+        )
+        self._confirmed.commit(caller.actor, caller.principal, params)
+        return Outcome()
+
+    def _discard_changes(self, caller: Caller, operation: Element) -> Outcome:
+        del operation
+        self._core.discard_changes(session=caller.session)
+        return Outcome()
+
+    def _cancel_commit(self, caller: Caller, operation: Element) -> Outcome:
+        self._confirmed.cancel(caller.actor, child_text(operation, "persist-id"))
+        return Outcome()
+
+    # ---------------------------------------------------------------- other modules
+
+    def _get_schema(self, caller: Caller, operation: Element) -> Outcome:
+        del caller
+        identifier = child_text(operation, "identifier", MONITORING_NS)
+        if not identifier:
+            raise bad_element("missing-element", "identifier", "get-schema needs identifier")
+        text = self._sources.text(
+            identifier,
+            child_text(operation, "version", MONITORING_NS),
+            child_text(operation, "format", MONITORING_NS) or "yang",
+        )
+        data = etree.Element(f"{{{MONITORING_NS}}}data", nsmap={None: MONITORING_NS})
+        data.text = text
+        return Outcome((data,))
+
+    def _create_subscription(self, caller: Caller, operation: Element) -> Outcome:
+        caller.subscribe(SubscriptionRequest.parse(operation, self._core.streams()))
+        return Outcome()
+
+    def _modelled(self, caller: Caller, operation: Element) -> Outcome:
+        """An RPC of a loaded module (RFC 7950 7.14.2): the handler RESTCONF uses too."""
+        qname = etree.QName(operation)
+        module = self._lookup.module_of(qname.namespace or "")
+        if module is None:
+            raise netconf_error(
+                "unknown-namespace" if qname.namespace else "unknown-element",
+                f"no operation {qname.localname!r} in namespace {qname.namespace!r}",
+                error_type=ErrorType.PROTOCOL,
+                info=(("bad-element", qname.localname), ("bad-namespace", qname.namespace or "")),
+            )
+        node = self._lookup.child(None, module, qname.localname)
+        if node is None or node.kind is not NodeKind.RPC or qname.namespace == BASE_NS:
+            raise bad_element(
+                "operation-not-supported", qname.localname, f"no operation {qname.localname!r}"
+            )
+        document = etree.tostring(operation).decode()
+        output = self._core.invoke(f"/{module}:{node.name}", document, Encoding.XML,
+                                   caller.principal)  # fmt: skip
+        found = parse_fragment(output)
+        return Outcome(tuple(child for top in found for child in top))
+
+
+def _data(elements: list[Element]) -> Element:
+    data = etree.Element(NC + "data", nsmap={None: BASE_NS})
+    for element in elements:
+        data.append(element)
+    return data

@@ -1,0 +1,221 @@
+"""The NETCONF SSH server (RFC 6242): paramiko transport, ``netconf`` subsystem, sessions.
+
+A host key is generated once into the state directory. Each connection gets a thread that
+runs the SSH handshake and then the NETCONF session; a bound on concurrent connections
+refuses the rest at accept. Capabilities (RFC 6241 8, RFC 8526 2) are fixed at start.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+from paramiko.common import (
+    AUTH_FAILED,
+    AUTH_SUCCESSFUL,
+    OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED,
+    OPEN_SUCCEEDED,
+)
+
+from controller.datastore.api import Principal
+from controller.netconf.auth import Credentials
+from controller.netconf.session import NetconfSession, SessionEnv
+
+LOG = logging.getLogger(__name__)
+DEFAULT_ADDRESS = "127.0.0.1"
+DEFAULT_PORT = 8830
+DEFAULT_MAX_SESSIONS = 200
+DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
+HOST_KEY = "netconf-host-key"
+HANDSHAKE_TIMEOUT_S = 30.0
+ACCEPT_POLL_S = 0.2
+
+#: The NACM groups of a user (restconf.users.LocalUsers.groups).
+Groups = Callable[[str], tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class NetconfSettings:
+    """Where NETCONF listens and its bounds (``port`` 0: NETCONF is off)."""
+
+    address: str = DEFAULT_ADDRESS
+    port: int = DEFAULT_PORT
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    max_message_size: int = DEFAULT_MAX_MESSAGE
+
+
+def host_key(state_dir: Path) -> paramiko.PKey:
+    """The server's host key: loaded, or generated once (RSA 3072) and kept."""
+    path = state_dir / HOST_KEY
+    if path.is_file():
+        return paramiko.RSAKey.from_private_key_file(str(path))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    key = paramiko.RSAKey.generate(3072)
+    key.write_private_key_file(str(path))
+    path.chmod(0o600)
+    LOG.info("generated the NETCONF host key %s", path)
+    return key
+
+
+class _SshServer(paramiko.ServerInterface):
+    """Authentication and channel policy of one connection."""
+
+    def __init__(self, credentials: Credentials) -> None:
+        self._credentials = credentials
+        self.user: str | None = None
+        self.channel: paramiko.Channel | None = None
+        self.ready = threading.Event()
+
+    def get_allowed_auths(self, username: str) -> str:
+        del username
+        return "password,publickey"
+
+    def check_auth_password(self, username: str, password: str) -> int:
+        if self._credentials.password(username, password):
+            self.user = username
+            return AUTH_SUCCESSFUL
+        return AUTH_FAILED
+
+    def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
+        if self._credentials.public_key(username, key.get_name(), key.get_base64()):
+            self.user = username
+            return AUTH_SUCCESSFUL
+        return AUTH_FAILED
+
+    def check_channel_request(self, kind: str, chanid: int) -> int:
+        del chanid
+        if kind == "session":
+            return OPEN_SUCCEEDED
+        return OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+
+    def check_channel_subsystem_request(self, channel: paramiko.Channel, name: str) -> bool:
+        if name != "netconf" or self.channel is not None:
+            return False
+        self.channel = channel
+        self.ready.set()
+        return True
+
+
+class NetconfServer:
+    """Listens for SSH connections and runs a NETCONF session on each."""
+
+    def __init__(
+        self,
+        env: SessionEnv,
+        settings: NetconfSettings,
+        state_dir: Path,
+        credentials: Credentials,
+        groups: Groups,
+    ) -> None:
+        self._env = env
+        self._settings = settings
+        self._key = host_key(state_dir)
+        self._credentials = credentials
+        self._groups = groups
+        self._socket: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._transports: set[paramiko.Transport] = set()
+        self._stopping = threading.Event()
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the bound one when the settings asked for any)."""
+        return self._socket.getsockname()[1] if self._socket else self._settings.port
+
+    def start(self) -> None:
+        """Bind and start accepting in a background thread."""
+        if not LOG.isEnabledFor(logging.DEBUG):  # paramiko logs every port probe as an error
+            logging.getLogger("paramiko").setLevel(logging.CRITICAL)
+        listener = socket.create_server((self._settings.address, self._settings.port), backlog=128)
+        listener.settimeout(ACCEPT_POLL_S)  # so that stop() is seen at once
+        self._socket = listener
+        self._thread = threading.Thread(target=self._accept, name="netconf-accept", daemon=True)
+        self._thread.start()
+        LOG.info("NETCONF over SSH on %s:%d", self._settings.address, self.port)
+
+    def stop(self) -> None:
+        """Stop accepting and end every session."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._socket is not None:
+            self._socket.close()
+        with self._lock:
+            transports = list(self._transports)
+        for transport in transports:
+            transport.close()
+        self._env.confirmed.close()
+
+    def _accept(self) -> None:
+        assert self._socket is not None
+        while not self._stopping.is_set():
+            try:
+                connection, peer = self._socket.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            connection.settimeout(None)
+            with self._lock:
+                full = len(self._transports) >= self._settings.max_sessions
+            if full:
+                LOG.warning("refusing %s: %d sessions already", peer[0], len(self._transports))
+                connection.close()
+                continue
+            worker = threading.Thread(
+                target=self._connection, args=(connection, peer[0]), daemon=True
+            )
+            worker.start()
+
+    def _connection(self, connection: socket.socket, peer: str) -> None:
+        transport = paramiko.Transport(connection)
+        with self._lock:
+            self._transports.add(transport)
+        try:
+            transport.add_server_key(self._key)
+            server = _SshServer(self._credentials)
+            transport.start_server(server=server)
+            channel = transport.accept(HANDSHAKE_TIMEOUT_S)
+            if channel is None or not server.ready.wait(HANDSHAKE_TIMEOUT_S):
+                return
+            assert server.user is not None
+            assert server.channel is not None
+            principal = Principal(server.user, self._groups(server.user))
+            NetconfSession(self._env, server.channel, principal, peer).run()
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            LOG.debug("connection from %s ended: %s", peer, exc)
+        finally:
+            transport.close()
+            with self._lock:
+                self._transports.discard(transport)
+
+
+def capabilities(yang_library: str, content_id: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """Every capability served (RFC 6241 8, RFC 6243 4, RFC 5277 3.1, RFC 8526 2)."""
+    base = "urn:ietf:params:netconf"
+    cap = f"{base}:capability"
+    return (
+        f"{base}:base:1.0",
+        f"{base}:base:1.1",
+        f"{cap}:writable-running:1.0",
+        f"{cap}:candidate:1.0",
+        f"{cap}:confirmed-commit:1.0",
+        f"{cap}:confirmed-commit:1.1",
+        f"{cap}:rollback-on-error:1.0",
+        f"{cap}:validate:1.0",
+        f"{cap}:validate:1.1",
+        f"{cap}:startup:1.0",
+        f"{cap}:xpath:1.0",
+        f"{cap}:with-defaults:1.0?basic-mode=explicit"
+        "&also-supported=report-all,report-all-tagged,trim",
+        f"{cap}:notification:1.0",
+        f"{cap}:interleave:1.0",
+        f"{cap}:yang-library:1.1?revision={yang_library}&content-id={content_id}",
+        *extra,
+    )

@@ -1,0 +1,289 @@
+"""One NETCONF session over a byte channel: hello, framing, rpc loop, notifications.
+
+The logic is in the pure modules (framing, messages, operations); this is the loop around
+them. A framing failure or oversize message ends the session (after an rpc-error where the
+framing still allows one); anything else gets an rpc-error and the session goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from controller.datastore.api import Principal, Subscription
+from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.netconf.confirmed import Actor, ConfirmedCommits
+from controller.netconf.core import NetconfCore
+from controller.netconf.errors import FramingError, netconf_error
+from controller.netconf.framing import Deframer, frame
+from controller.netconf.messages import (
+    BASE_11,
+    NamespaceOf,
+    build_hello,
+    error_reply,
+    parse_hello,
+    parse_rpc,
+    parse_xml,
+    reply,
+    to_bytes,
+)
+from controller.netconf.notifications import (
+    SubscriptionRequest,
+    ToXml,
+    complete_message,
+    notification_message,
+)
+from controller.netconf.operations import Caller, Operations
+from controller.netconf.sessions import Registry, SessionInfo
+
+LOG = logging.getLogger(__name__)
+NOTIFICATIONS = "ietf-netconf-notifications"
+RECV_SIZE = 65536
+
+
+class Channel(Protocol):
+    """The byte channel of a session (a paramiko Channel)."""
+
+    def recv(self, nbytes: int) -> bytes: ...
+
+    def sendall(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnv:
+    """What every session of a server shares."""
+
+    core: NetconfCore
+    operations: Operations
+    registry: Registry
+    confirmed: ConfirmedCommits
+    capabilities: tuple[str, ...]
+    namespace_of: NamespaceOf
+    to_xml: ToXml
+    resolve_xpath: Callable[[str], str]
+    max_message_size: int
+    events: Callable[[str], None]
+
+
+class NetconfSession:
+    """Runs one session to its end on the calling thread."""
+
+    def __init__(
+        self, env: SessionEnv, channel: Channel, principal: Principal, source: str
+    ) -> None:
+        self._env = env
+        self._channel = channel
+        self._principal = principal
+        self._source = source
+        self._send_lock = threading.Lock()
+        self._chunked = False
+        self._subscription: Subscription | None = None
+        self._pending: tuple[Subscription, SubscriptionRequest] | None = None
+        self._killed_by: int | None = None
+        self._reason = "dropped"
+        self.session_id = env.registry.next_id()
+        self._info = SessionInfo(self.session_id, principal.user, source, self._kill)
+
+    # ---------------------------------------------------------------- I/O
+
+    def _send(self, message: bytes) -> None:
+        with self._send_lock:
+            self._channel.sendall(frame(message, chunked=self._chunked))
+
+    def _messages(self, deframer: Deframer) -> bytes | None:
+        while True:
+            message = deframer.next_message()
+            if message is not None:
+                return message
+            data = self._channel.recv(RECV_SIZE)
+            if not data:
+                return None
+            deframer.feed(data)
+
+    # ---------------------------------------------------------------- the session
+
+    def run(self) -> None:
+        """Hello, then rpcs until close-session, kill-session or the channel drops."""
+        env = self._env
+        deframer = Deframer(env.max_message_size)
+        try:
+            self._send(build_hello(env.capabilities, self.session_id))
+            hello = self._messages(deframer)
+            if hello is None:
+                return
+            try:
+                capabilities = parse_hello(hello)
+            except CatsError:
+                env.registry.bad_hello()
+                self._reason = "bad-hello"
+                return
+            if BASE_11 in capabilities and BASE_11 in env.capabilities:
+                self._chunked = True
+                deframer.use_chunked()
+            env.registry.add(self._info)
+            self._announce_start()
+            self._loop(deframer)
+        except FramingError as exc:
+            self._framing_failed(exc)
+        except OSError as exc:
+            LOG.debug("session %d: channel failed: %s", self.session_id, exc)
+        finally:
+            self._end()
+
+    def _loop(self, deframer: Deframer) -> None:
+        while True:
+            message = self._messages(deframer)
+            if message is None:
+                return
+            if self._handle(message):
+                self._reason = "closed"
+                return
+
+    def _handle(self, message: bytes) -> bool:
+        """Answer one message; True when the session is to close."""
+        counters = self._info.counters
+        counters.in_rpcs += 1
+        attributes: tuple[tuple[str, str], ...] = ()
+        try:
+            root = parse_xml(message)
+            attributes = tuple((str(k), str(v)) for k, v in root.attrib.items())
+            rpc = parse_rpc(root)
+        except CatsError as exc:
+            counters.in_bad_rpcs += 1
+            self._errors(attributes, exc.items)
+            return False
+        caller = Caller(self.session_id, self._principal.user, self._principal, self._subscribe)
+        try:
+            outcome = self._env.operations.dispatch(caller, rpc.operation)
+        except CatsError as exc:
+            self._errors(rpc.attributes, exc.items)
+            return False
+        except Exception:
+            LOG.exception("session %d: operation failed unexpectedly", self.session_id)
+            item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
+            self._errors(rpc.attributes, (item,))
+            return False
+        self._send(to_bytes(reply(rpc.attributes, outcome.children)))
+        self._start_notifications()
+        return outcome.close
+
+    def _errors(
+        self, attributes: tuple[tuple[str, str], ...], items: tuple[ErrorItem, ...]
+    ) -> None:
+        self._info.counters.out_rpc_errors += 1
+        self._send(to_bytes(error_reply(attributes, items, self._env.namespace_of)))
+
+    def _framing_failed(self, exc: FramingError) -> None:
+        LOG.info("session %d: closed on bad framing: %s", self.session_id, exc)
+        self._reason = "other"
+        items = tuple(ErrorItem(ErrorType.RPC, i.tag, i.message) for i in exc.items)
+        with contextlib.suppress(OSError):  # our framing is intact even though the client's broke
+            self._errors((), items)
+
+    # ---------------------------------------------------------------- notifications
+
+    def _subscribe(self, request: SubscriptionRequest) -> None:
+        if self._subscription is not None or self._pending is not None:
+            raise netconf_error(
+                "operation-failed",
+                "this session already has a subscription",
+                error_type=ErrorType.APPLICATION,
+            )
+        xpath = request.filter.xpath if request.filter is not None else None
+        subscription = self._env.core.subscribe(
+            request.stream,
+            start_time=request.start_time,
+            stop_time=request.stop_time,
+            xpath_filter=self._env.resolve_xpath(xpath) if xpath else None,
+        )
+        self._pending = (subscription, request)
+
+    def _start_notifications(self) -> None:
+        if self._pending is None:
+            return
+        subscription, request = self._pending
+        self._pending = None
+        self._subscription = subscription
+        worker = threading.Thread(
+            target=self._deliver,
+            args=(subscription, request),
+            name=f"netconf-notify-{self.session_id}",
+            daemon=True,
+        )
+        worker.start()
+
+    def _deliver(self, subscription: Subscription, request: SubscriptionRequest) -> None:
+        try:
+            for event in subscription:
+                message = notification_message(event, self._env.to_xml, request.filter)
+                if message is not None:
+                    self._send(to_bytes(message))
+                    self._info.counters.out_notifications += 1
+            if request.stop_time is not None:
+                self._send(to_bytes(complete_message()))
+        except (OSError, EOFError):
+            pass
+        except CatsError:
+            LOG.exception("session %d: notification delivery failed", self.session_id)
+
+    # ---------------------------------------------------------------- the end
+
+    def _kill(self, killed_by: int) -> None:
+        """RFC 6241 7.9: abort the session and release its locks before the killer is answered.
+
+        The session's own thread finishes the rest (:meth:`_end`) when its channel closes.
+        """
+        self._killed_by = killed_by
+        self._reason = "killed"
+        self._close_channel()
+        self._env.core.release_session(str(self.session_id))
+
+    def _close_channel(self) -> None:
+        """Close the SSH channel; a peer that is already gone is not an error."""
+        with contextlib.suppress(OSError, EOFError):
+            self._channel.close()
+
+    def _end(self) -> None:
+        env = self._env
+        if self._subscription is not None:
+            self._subscription.close()
+        if self._pending is not None:
+            self._pending[0].close()
+        try:
+            env.confirmed.session_ended(Actor(self.session_id, self._principal.user))
+            env.core.release_session(str(self.session_id))
+        except CatsError:
+            LOG.exception("session %d: releasing its locks failed", self.session_id)
+        known = env.registry.get(self.session_id) is not None
+        env.registry.remove(self.session_id, dropped=self._reason == "dropped")
+        if known:
+            self._announce_end()
+        self._close_channel()
+
+    def _announce_start(self) -> None:
+        self._announce("netconf-session-start", {})
+
+    def _announce_end(self) -> None:
+        extra: dict[str, object] = {"termination-reason": self._reason}
+        if self._killed_by is not None:
+            extra["killed-by"] = self._killed_by
+        self._announce("netconf-session-end", extra)
+
+    def _announce(self, name: str, extra: dict[str, object]) -> None:
+        body: dict[str, object] = {
+            "username": self._principal.user,
+            "session-id": self.session_id,
+            "source-host": self._source,
+            **extra,
+        }
+        try:
+            self._env.events(json.dumps({f"{NOTIFICATIONS}:{name}": body}))
+        except CatsError:
+            LOG.exception("cannot publish %s", name)

@@ -1,0 +1,109 @@
+"""Assemble the NETCONF server from the core and the schema (called by controller.app)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest
+from controller.model import Schema
+from controller.model.codec import NotificationCodec
+from controller.model.library import module_records
+from controller.model.paths import PathResolver
+from controller.model.schema import project_yang_dir, standard_yang_dirs
+from controller.netconf.auth import Credentials
+from controller.netconf.confirmed import ConfirmedCommits
+from controller.netconf.core import NetconfCore
+from controller.netconf.monitoring import SchemaSources, netconf_state
+from controller.netconf.operations import Operations
+from controller.netconf.reads import Reads
+from controller.netconf.server import Groups, NetconfServer, NetconfSettings, capabilities
+from controller.netconf.session import SessionEnv
+from controller.netconf.sessions import Registry
+
+#: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
+NETCONF_MODULES: tuple[str, ...] = ("ietf-netconf", "ietf-netconf-monitoring", "ietf-netconf-nmda")
+NETCONF_FEATURES: dict[str, tuple[str, ...]] = {
+    "ietf-netconf": (
+        "writable-running",
+        "candidate",
+        "confirmed-commit",
+        "rollback-on-error",
+        "validate",
+        "startup",
+        "xpath",
+    ),
+    "ietf-netconf-nmda": ("origin", "with-defaults"),
+}
+YANG_LIBRARY = "/ietf-yang-library:yang-library"
+
+
+@dataclass
+class NetconfParts:
+    """The NETCONF server and what its monitoring state is made of."""
+
+    server: NetconfServer
+    registry: Registry
+    capabilities: tuple[str, ...]
+    modules: tuple[tuple[str, str | None, str], ...]
+
+    def state(self) -> dict[str, object]:
+        """``ietf-netconf-monitoring:netconf-state`` for the core's state provider."""
+        return netconf_state(self.registry, self.capabilities, self.modules)
+
+
+def _library(core: NetconfCore) -> tuple[str, str]:
+    """The yang-library revision and content-id the core reports (RFC 8525 3)."""
+    request = ReadRequest(DatastoreName.OPERATIONAL, f"{YANG_LIBRARY}/content-id")
+    document = core.read(request, SYSTEM).document or "{}"
+    content_id = str(next(iter(json.loads(document).values()), ""))
+    return "2019-01-04", content_id
+
+
+def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app has
+    core: NetconfCore,
+    schema: Schema,
+    resolver: PathResolver,
+    settings: NetconfSettings,
+    state_dir: Path,
+    yang_dirs: Sequence[Path],
+    groups: Groups,
+) -> NetconfParts:
+    """The NETCONF server over ``core`` (not started)."""
+    registry = Registry()
+
+    def publish(document: str) -> None:
+        core.publish("NETCONF", document)
+
+    confirmed = ConfirmedCommits(core, publish)
+    records = module_records(schema)
+    modules = tuple((r.name, r.revision, r.namespace) for r in records)
+    folders = [project_yang_dir(), *yang_dirs, *standard_yang_dirs()]
+    sources = SchemaSources(folders, [(r.name, r.revision) for r in records])
+    server_box: list[NetconfServer] = []
+
+    def kill(session_id: int, killed_by: int) -> None:
+        info = registry.get(session_id)
+        if info is not None:
+            info.kill(killed_by)
+
+    operations = Operations(core, resolver, registry, confirmed, sources, kill)
+    revision, content_id = _library(core)
+    served = capabilities(revision, content_id)
+    env = SessionEnv(
+        core=core,
+        operations=operations,
+        registry=registry,
+        confirmed=confirmed,
+        capabilities=served,
+        namespace_of=resolver.namespace,
+        to_xml=NotificationCodec(schema.context).to_xml,
+        resolve_xpath=Reads(core, resolver).resolve_xpath,
+        max_message_size=settings.max_message_size,
+        events=publish,
+    )
+    server = NetconfServer(env, settings, state_dir, Credentials(core), groups)
+    server_box.append(server)
+    return NetconfParts(server, registry, served, modules)
