@@ -99,7 +99,9 @@ class Edit:
     ``path`` is the data path of the target node (``/module:node/list[key='v']``, the libyang
     form; ``/`` for the datastore root). ``value`` is the target node itself as an instance
     document in ``encoding`` (RFC 8040 4.4: the body of a PUT or a YANG Patch ``value``), or
-    None for delete and remove.
+    None for delete and remove. At the root it is the whole datastore: an RFC 7951 object
+    (optionally wrapped in ``ietf-restconf:data``), or in XML the top-level elements one after
+    another, without a wrapper (the children of an RFC 6241 ``<config>``).
     """
 
     operation: EditOperation
@@ -245,6 +247,39 @@ class ServerCore(Protocol):
         ``session`` identifies the caller for lock checks (a lock held by another session
         refuses the edit with ``lock-denied``).
         """
+        ...
+
+    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
+        """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
+        ...
+
+    def discard_changes(self, *, session: str | None = None) -> None:
+        """Revert candidate to running (RFC 6241 8.3.4.2)."""
+        ...
+
+    def validate(self, datastore: DatastoreName) -> None:
+        """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
+        ...
+
+    def copy_config(
+        self,
+        source: DatastoreName,
+        target: DatastoreName,
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """Replace a datastore with another's content (RFC 6241 7.3)."""
+        ...
+
+    def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
+        """Replace a datastore with a whole document as the server's own action (RFC 6241
+        8.4 confirmed-commit rollback): as SYSTEM, past every lock, all or nothing, validated,
+        persisted and notified."""
+        ...
+
+    def lock_holders(self) -> dict[DatastoreName, str]:
+        """The session id holding each locked datastore (RFC 6022 ``locks``)."""
         ...
 
     def invoke(

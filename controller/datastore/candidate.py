@@ -40,7 +40,7 @@ class Candidate:
         if self.store is None:
             running = self._core.running
             store = ConfigStore(running.ctx, DatastoreName.CANDIDATE, None)
-            store.first[0] = running.copy_tree()
+            store.replace_tree(running.copy_tree())
             self.store = store
             self._base_txid = running.txid
         return self.store
@@ -54,7 +54,7 @@ class Candidate:
         store = self._fork()
         applier = Applier(
             store.ctx,
-            store.first,
+            store.tree,
             lambda a, p: self._core.check(principal, a, p),
             per_node=self._core.per_node,
         )

@@ -15,6 +15,7 @@ from typing import Any
 from controller.datastore import datapath
 from controller.datastore.api import Access, DatastoreName, Principal
 from controller.datastore.transaction import Applied
+from controller.datastore.tree import Tree
 from controller.model import nodes
 from controller.model.schema import Encoding
 
@@ -48,7 +49,7 @@ def _with_parents(ctx: Any, source: Any, path: str) -> Any:
     return copy
 
 
-def diff_document(ctx: Any, first: Any, applied: Sequence[Applied]) -> str:
+def diff_document(ctx: Any, tree: Tree, applied: Sequence[Applied]) -> str:
     """The diff of a transaction, from the tree after it and the copies of what it removed."""
     diff = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
     try:
@@ -57,7 +58,7 @@ def diff_document(ctx: Any, first: Any, applied: Sequence[Applied]) -> str:
                 continue
             source = record.old if record.access is Access.DELETE else None
             if source is None:
-                source = nodes.find(ctx, first[0], record.path)
+                source = tree.find(record.path)
             if source is None:
                 continue
             copy = _with_parents(ctx, source, record.path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -36,8 +36,9 @@ from controller.datastore.api import (
 from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.locks import Locks
+from controller.datastore.operations import DatastoreOperations
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
-from controller.datastore.transaction import Applier, locate
+from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
@@ -65,18 +66,7 @@ class CoreSettings:
     streams: tuple[str, ...] = ()
 
 
-@dataclass
-class _Txn:
-    """What a running transaction needs besides the tree."""
-
-    datastore: DatastoreName
-    principal: Principal
-    session: str | None
-    edits: list[Edit] = field(default_factory=list)
-    test_only: bool = False
-
-
-class Core:
+class Core(DatastoreOperations):
     """The model-driven server core both northbounds share."""
 
     def __init__(
@@ -107,7 +97,7 @@ class Core:
         with self._lock:
             self.running.load()
             if not self.startup.load():
-                self.startup.first[0] = self.running.copy_tree()
+                self.startup.replace_tree(self.running.copy_tree())
             self.validator.rebuild(self.running)
 
     def _validator(self) -> Validator:
@@ -239,14 +229,14 @@ class Core:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
         with self._lock:
-            txn = _Txn(datastore, principal, session, list(edits), test_only=test_only)
+            txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
             return self._transaction(txn)
 
-    def _transaction(self, txn: _Txn) -> Revision:
+    def _transaction(self, txn: Txn) -> Revision:
         store = self.store(txn.datastore)
         applier = Applier(
             self.ctx,
-            store.first,
+            store.tree,
             lambda a, p: self.check(txn.principal, a, p),
             per_node=self.per_node,
         )
@@ -261,7 +251,7 @@ class Core:
             change = Change(
                 txn.datastore,
                 txn.principal,
-                changes.diff_document(self.ctx, store.first, applier.applied),
+                changes.diff_document(self.ctx, store.tree, applier.applied),
                 tuple(record.path for record in applier.applied),
                 store.revisions.prepare(),
             )
@@ -275,8 +265,9 @@ class Core:
             self._undo(applier, running=running)
             return store.revisions.of(None)
         except CatsError as exc:
+            located = locate(exc, applier.applied, store.tree)  # on the tree as edited
             self._undo(applier, running=running)
-            raise locate(exc, applier.applied) from exc
+            raise located from exc
         except Exception as exc:
             self._undo(applier, running=running)
             raise DatastoreError(
@@ -290,7 +281,7 @@ class Core:
             self.validator.settle(committed=False)
 
     def _made_current(
-        self, txn: _Txn, store: ConfigStore, applier: Applier, *, running: bool
+        self, txn: Txn, store: ConfigStore, applier: Applier, *, running: bool
     ) -> Revision:
         whole = [path for record in applier.applied for path in record.whole]
         changed = [record.path for record in applier.applied]
@@ -306,71 +297,6 @@ class Core:
             )
             self.bus.publish("NETCONF", event)
         return revision
-
-    # ------------------------------------------------------------------ NETCONF operations
-
-    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
-        """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
-        self._locks.check(DatastoreName.CANDIDATE, session)
-        with self._lock:
-            return self.candidate.commit(principal, session)
-
-    def discard_changes(self, *, session: str | None = None) -> None:
-        """Revert candidate to running (RFC 6241 8.3.4.2)."""
-        self._locks.check(DatastoreName.CANDIDATE, session)
-        with self._lock:
-            self.candidate.discard()
-
-    def validate(self, datastore: DatastoreName) -> None:
-        """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
-        with self._lock:
-            store = self.store(datastore)
-            copy = ConfigStore(self.ctx, datastore, None)
-            copy.first[0] = store.copy_tree()
-            try:
-                copy.validate()
-            finally:
-                copy.close()
-
-    def copy_config(
-        self,
-        source: DatastoreName,
-        target: DatastoreName,
-        principal: Principal,
-        *,
-        session: str | None = None,
-    ) -> Revision:
-        """Replace a datastore with another's content (RFC 6241 7.3)."""
-        with self._lock:
-            document = self.store(source).print()
-            from controller.datastore.api import EditOperation  # noqa: PLC0415
-
-            whole = Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)
-            return self.edit(target, [whole], principal, session=session)
-
-    # ------------------------------------------------------------------ locks
-
-    def lock(self, datastore: DatastoreName, session: str) -> None:
-        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
-        with self._lock:
-            if datastore is DatastoreName.CANDIDATE and self.candidate.modified:
-                raise refuse(
-                    "lock-denied",
-                    "the candidate has uncommitted changes",
-                    info=(("session-id", "0"),),
-                    error_type=ErrorType.PROTOCOL,
-                )
-            self._locks.lock(datastore, session)
-
-    def unlock(self, datastore: DatastoreName, session: str) -> None:
-        """Release a lock the session holds."""
-        self._locks.unlock(datastore, session)
-
-    def release_session(self, session: str) -> None:
-        """Free a closed session's locks; its candidate changes go with the candidate lock."""
-        with self._lock:
-            if DatastoreName.CANDIDATE in self._locks.release(session):
-                self.candidate.discard()
 
     # ------------------------------------------------------------------ RPCs
 

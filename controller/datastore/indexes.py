@@ -42,6 +42,25 @@ def _error(
     return ErrorItem(ErrorType.APPLICATION, tag, message, path, app_tag, tuple(info))
 
 
+def descendants(node: Any, relative: str) -> list[Any]:
+    """The nodes at a relative schema path below ``node`` (``link/pool``: every instance).
+
+    Not ``lyd_find_xpath``: it first walks to the first top-level sibling of ``node``'s tree,
+    a scan of the top-level siblings when ``node`` is a top-level entry.
+    """
+    found = [node]
+    for step in relative.split("/"):
+        module, _, name = step.rpartition(":")
+        found = [
+            child
+            for parent in found
+            for child in nodes.children(parent)
+            if nodes.name_of(child) == name
+            and (not module or nodes.ffi.string(child.schema.module.name).decode() == module)
+        ]
+    return found
+
+
 class Indexes:
     """The indexes of every unit of a plan."""
 
@@ -98,7 +117,7 @@ class Indexes:
         if not ref.leaf:
             return [node]
         if ref.multi:
-            return nodes.find_all(self.ctx, node, ref.leaf)
+            return descendants(node, ref.leaf)
         found = nodes.find(self.ctx, node, ref.leaf)
         return [] if found is None else [found]
 

@@ -100,7 +100,7 @@ class LocalValidation:
             if parent_path == datapath.ROOT:
                 first = store.first[0]
             else:
-                parent = nodes.find(self.ctx, store.first[0], parent_path)
+                parent = store.tree.find(parent_path)
                 first = nodes.lib.lyd_child(parent) if parent is not None else nodes.ffi.NULL
             if any(nodes.native.has_instance(first, rival) for rival in item.unit.rivals):
                 return True
@@ -155,14 +155,14 @@ class LocalValidation:
             for unit in self.plan.units.values():
                 if len(parts) >= unit.depth and datapath.is_within(shape, unit.path):
                     entry = datapath.join(parts[: unit.depth])
-                    node = nodes.find(self.ctx, store.first[0], entry)
+                    node = store.tree.find(entry)
                     rows[entry] = self.indexes.row(unit, node)
         return rows
 
     def _copy(self, store: ConfigStore, touched: list[Touched], mini: Any) -> None:
         """Copy the touched entries and what their leafrefs reach into the small tree."""
         for item in touched:
-            node = nodes.find(self.ctx, store.first[0], item.path)
+            node = store.tree.find(item.path)
             if node is None:
                 parent = datapath.parent(item.path)
                 if item.unit.subtree and parent != datapath.ROOT:
@@ -170,7 +170,7 @@ class LocalValidation:
                 continue
             self._merge(mini, nodes.dup(node, with_parents=True))
             for target, carry in self.indexes.targets(item.unit, node):
-                found = nodes.find(self.ctx, store.first[0], target)
+                found = store.tree.find(target)
                 if found is not None:
                     copy = nodes.dup(found, recursive=False, with_parents=True)
                     for name in carry:  # mandatory leaves the copy would be refused without
@@ -186,24 +186,24 @@ class LocalValidation:
     def _swap(self, store: ConfigStore, touched: list[Touched], mini: Any) -> None:
         """Replace each touched entry by its validated copy (which has its defaults)."""
         for item in touched:
-            real = nodes.find(self.ctx, store.first[0], item.path)
+            real = store.tree.find(item.path)
             copy = nodes.find(self.ctx, mini[0], item.path)
             if copy is None:
                 continue
             if real is None:  # a deleted subtree libyang re-created with its defaults
-                parent = nodes.find(self.ctx, store.first[0], datapath.parent(item.path))
+                parent = store.tree.find(datapath.parent(item.path))
                 if parent is not None:
                     nodes.unlink(mini, copy)
-                    nodes.link(parent, store.first, copy)
+                    store.tree.link(parent, copy)
                 continue
             nodes.unlink(mini, copy)
             if nodes.is_user_ordered(real):
-                nodes.move_before(store.first, real, copy)  # keeps the entry's position
-                nodes.free(store.first, real)
+                store.tree.move_before(real, copy)  # keeps the entry's position
+                store.tree.free(real)
             else:  # libyang orders system-ordered entries itself (RFC 7950 7.7.7)
                 parent = nodes.parent_of(real)
-                nodes.free(store.first, real)
-                nodes.link(parent, store.first, copy)
+                store.tree.free(real)
+                store.tree.link(parent, copy)
 
     def settle(self, *, committed: bool) -> None:
         """Apply the overlay to the indexes (or drop it)."""

@@ -23,6 +23,11 @@ class Locks:
         with self._guard:
             return self._holders.get(datastore)
 
+    def holders(self) -> dict[DatastoreName, str]:
+        """Every locked datastore and the session holding it."""
+        with self._guard:
+            return dict(self._holders)
+
     def lock(self, datastore: DatastoreName, session: str) -> None:
         """Take a lock; ``lock-denied`` with the holder's session-id when it is taken."""
         if datastore not in LOCKABLE:

@@ -19,6 +19,7 @@ from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.journal import Journal
 from controller.datastore.revisions import Revisions
 from controller.datastore.transaction import Applier
+from controller.datastore.tree import Tree
 from controller.errors import CatsError
 from controller.model import nodes
 from controller.model.schema import Encoding
@@ -60,7 +61,8 @@ class ConfigStore:
     def __init__(self, ctx: Any, name: DatastoreName, folder: Path | None) -> None:
         self.ctx = ctx
         self.name = name
-        self.first = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+        self.tree = Tree(ctx)
+        self.first = self.tree.first  # the first top-level sibling, for reads
         self.journal = Journal(folder, name.value) if folder is not None else None
         self.revisions = Revisions()
         self.txid = 0
@@ -74,10 +76,12 @@ class ConfigStore:
             return False
         loaded = self.journal.load()
         if loaded.snapshot:
-            self.first[0] = nodes.parse_data(self.ctx, loaded.snapshot, Encoding.JSON)
+            # printed by libyang, so in libyang's order: no place to search for (linear)
+            parsed = nodes.parse_printed(self.ctx, loaded.snapshot)
+            self.tree.replace(parsed)
         self.txid = loaded.txid
         for record in loaded.records if with_journal else ():
-            applier = Applier(self.ctx, self.first, _allow)
+            applier = Applier(self.ctx, self.tree, _allow)
             edits = record.get("edits")
             for item in edits if isinstance(edits, list) else ():
                 applier.apply(edit_from_record(item))
@@ -90,10 +94,13 @@ class ConfigStore:
 
     def validate(self) -> None:
         """Full ``lyd_validate_all`` (at load, after a replay, for candidate validation)."""
+        self.tree.before_validation()
         try:
             nodes.validate_all(self.ctx, self.first)
         except CatsError as exc:
             raise DatastoreError(*exc.items) from exc
+        finally:
+            self.tree.invalidate()  # libyang may have added defaults or dropped cases
 
     def persist(self, edits: Sequence[Edit], *, snapshot: bool = False) -> None:
         """Make a commit durable before it is acknowledged."""
@@ -136,8 +143,7 @@ class ConfigStore:
 
     def replace_tree(self, first: Any) -> None:
         """Swap in another tree (a committed candidate copy); frees the old one."""
-        nodes.free_all(self.first[0])
-        self.first[0] = first
+        nodes.free_all(self.tree.replace(first))
 
     def copy_tree(self) -> Any:
         """A copy of the whole tree (``lyd_dup_siblings``: O(datastore))."""
@@ -153,8 +159,7 @@ class ConfigStore:
 
     def close(self) -> None:
         """Free the tree and close the files."""
-        nodes.free_all(self.first[0])
-        self.first[0] = nodes.ffi.NULL
+        nodes.free_all(self.tree.replace(nodes.ffi.NULL))
         if self.journal is not None:
             self.journal.close()
 

@@ -15,9 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.datastore import access, datapath
-from controller.datastore.api import Access, Edit, EditOperation, InsertWhere
+from controller.datastore import access, bulk, datapath
+from controller.datastore.api import (
+    Access,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    InsertWhere,
+    Principal,
+)
 from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.indexes import descendants
+from controller.datastore.tree import Tree
 from controller.datastore.undo import UndoKind, UndoLog, UndoRecord, next_sibling_path
 from controller.errors import CatsError, ErrorItem
 from controller.model import nodes
@@ -30,6 +39,17 @@ Guard = Callable[[Access, str], None]
 _CREATING = (EditOperation.CREATE, EditOperation.INSERT)
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
 _RESTCONF_DATA = "ietf-restconf:data"
+
+
+@dataclass
+class Txn:
+    """What a running transaction needs besides the tree."""
+
+    datastore: DatastoreName
+    principal: Principal
+    session: str | None
+    edits: list[Edit] = field(default_factory=list)
+    test_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +77,13 @@ def unwrap_root(text: str, encoding: Encoding) -> str:
 
 
 class Applier:
-    """Applies edits to the tree whose first top-level node is ``first[0]``."""
+    """Applies edits to a store's tree (its top-level nodes through the tree's key index)."""
 
-    def __init__(self, ctx: Any, first: Any, guard: Guard, *, per_node: bool = False) -> None:
+    def __init__(self, ctx: Any, tree: Tree, guard: Guard, *, per_node: bool = False) -> None:
         self.ctx = ctx
-        self.first = first
-        self.undo = UndoLog(ctx, first)
+        self.tree = tree
+        self.first = tree.first
+        self.undo = UndoLog(ctx, tree)
         self.guard = guard
         self.per_node = per_node  # also ask the guard about every node changed (RFC 8341 3.4.5)
         self.applied: list[Applied] = []
@@ -70,7 +91,7 @@ class Applier:
 
     def find(self, path: str) -> Node | None:
         """The node at a data path in the tree."""
-        return nodes.find(self.ctx, self.first[0], path)
+        return self.tree.find(path)
 
     def apply(self, edit: Edit) -> None:
         """Apply one edit (raises, with the tree partly changed: the caller rolls back)."""
@@ -125,7 +146,7 @@ class Applier:
         if self.per_node:
             access.check_changes(access.changes(None, existing, replace=True), self.guard)
         record = UndoRecord(UndoKind.RESTORE, path, None, next_sibling_path(existing))
-        nodes.unlink(self.first, existing)
+        self.tree.unlink(existing)
         record.saved = existing  # the unlinked subtree itself is the undo copy
         self.undo.add(record)
         self.applied.append(Applied(path, Access.DELETE, (path,), existing))
@@ -164,7 +185,7 @@ class Applier:
         before = next_sibling_path(existing)
         self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, before))
         if edit.operation is EditOperation.REPLACE:
-            nodes.free(self.first, existing)
+            self.tree.free(existing)
             self._merge(top)
             if before is not None:
                 self._move_to(path, InsertWhere.BEFORE, before)
@@ -178,8 +199,7 @@ class Applier:
     def _merge(self, top: Node) -> None:
         """Merge a scratch tree (consumed) into the datastore."""
         self._pending = None
-        if nodes.lib.lyd_merge_tree(self.first, top, nodes.lib.LYD_MERGE_DESTRUCT):
-            raise nodes.fail(self.ctx)
+        self.tree.merge(top)
 
     def _first_missing(self, path: str) -> str:
         """The path of the highest ancestor-or-self of ``path`` that does not exist yet."""
@@ -217,11 +237,11 @@ class Applier:
         anchor = self._anchor(node, where, point)
         if anchor is None or anchor == node:
             return
-        nodes.unlink(self.first, node)
+        self.tree.unlink(node)
         if where is InsertWhere.AFTER or where is InsertWhere.LAST:
-            nodes.move_after(anchor, node)
+            self.tree.move_after(anchor, node)
         else:
-            nodes.move_before(self.first, anchor, node)
+            self.tree.move_before(anchor, node)
 
     def _anchor(self, node: Node, where: InsertWhere, point: str | None) -> Node | None:
         if where in (InsertWhere.BEFORE, InsertWhere.AFTER):
@@ -249,17 +269,17 @@ class Applier:
             top = None
             if edit.operation is EditOperation.REPLACE:
                 text = unwrap_root(edit.value or "{}", edit.encoding)
-                top = nodes.parse_data(self.ctx, text, edit.encoding)
+                top = bulk.parse_document(self.ctx, text, edit.encoding)
             if self.per_node:
                 self._check_root(top)
-            self.undo.add(UndoRecord(UndoKind.ROOT, datapath.ROOT, self.first[0]))
-            self.first[0] = top if top is not None else nodes.ffi.NULL
+            old = self.tree.replace(top if top is not None else nodes.ffi.NULL)
+            self.undo.add(UndoRecord(UndoKind.ROOT, datapath.ROOT, old))
             self.applied.append(Applied(datapath.ROOT, Access.UPDATE, (datapath.ROOT,)))
             return
         if edit.operation not in (EditOperation.MERGE, EditOperation.CREATE):
             raise refuse("operation-not-supported", f"{edit.operation} of the datastore root")
         text = unwrap_root(edit.value or "{}", edit.encoding)
-        top = nodes.parse_data(self.ctx, text, edit.encoding)
+        top = bulk.parse_document(self.ctx, text, edit.encoding)
         try:
             parts = [
                 (nodes.path_of(n), nodes.print_tree(n, Encoding.JSON)) for n in nodes.siblings(top)
@@ -306,20 +326,53 @@ def _terminal_paths(node: Node) -> list[str]:
     return found
 
 
-def locate(error: CatsError, applied: list[Applied]) -> CatsError:
+def locate(error: CatsError, applied: list[Applied], tree: Tree | None = None) -> CatsError:
     """Turn libyang's schema locations (a missing mandatory node) into data paths.
 
-    libyang 2.1 names a missing node by its schema path (``/m:top/item/name``); the node the
-    edit changed whose schema path leads there gives the data path (``/m:top/item[id='2']/name``).
+    libyang 2.1 names a missing node by its schema path alone (``/m:top/item/name``). With the
+    tree as the transaction left it, the instance of the parent that lacks the child gives the
+    data path (``/m:top/item[id='2']/name``); else the node the edit changed whose schema path
+    leads there does.
     """
     items: list[ErrorItem] = []
     for item in error.items:
         path = item.path
         if path is not None and "[" not in path:
-            for record in applied:
-                prefix = datapath.schema_path(record.path)
-                if record.path != datapath.ROOT and datapath.is_within(path, prefix):
-                    path = record.path + path[len(prefix) :]
-                    break
+            found = _missing(tree, path, applied) if item.tag == "missing-element" else None
+            path = found or _by_record(path, applied)
         items.append(dataclasses.replace(item, path=path))
     return type(error)(*items)
+
+
+def _by_record(path: str, applied: list[Applied]) -> str:
+    for record in applied:
+        prefix = datapath.schema_path(record.path)
+        if record.path != datapath.ROOT and datapath.is_within(path, prefix):
+            return record.path + path[len(prefix) :]
+    return path
+
+
+def _missing(tree: Tree | None, path: str, applied: list[Applied]) -> str | None:
+    """The data path of a missing child: the first instance of its parent without it."""
+    if tree is None or not tree.first[0]:
+        return None
+    parts = datapath.steps(path)
+    parent_steps, child = parts[:-1], parts[-1]
+    starts: list[tuple[Node, list[str]]] = []
+    for record in applied:
+        depth = len(datapath.steps(record.path))
+        shape = datapath.schema_path(record.path)
+        if record.path != datapath.ROOT and datapath.is_within(datapath.join(parent_steps), shape):
+            node = tree.find(record.path)
+            if node is not None:
+                starts.append((node, parent_steps[depth:]))
+    if not starts:  # a change at the root: search from the top-level siblings
+        name = parent_steps[0].split(":")[-1] if parent_steps else ""
+        tops = [n for n in nodes.siblings(tree.first[0]) if n.schema and nodes.name_of(n) == name]
+        starts = [(top, parent_steps[1:]) for top in tops]
+    child_name = child.split(":")[-1]
+    for node, rest in starts:
+        for parent in descendants(node, "/".join(rest)) if rest else [node]:
+            if all(nodes.name_of(c) != child_name for c in nodes.children(parent)):
+                return f"{nodes.path_of(parent)}/{child}"
+    return None

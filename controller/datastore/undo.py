@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from controller.datastore import datapath
+from controller.datastore.tree import Tree
 from controller.model import nodes
 from controller.model.nodes import Node
 
@@ -38,9 +39,9 @@ class UndoRecord:
 class UndoLog:
     """Records in application order; :meth:`rollback` replays them backwards."""
 
-    def __init__(self, ctx: Any, first: Any) -> None:
+    def __init__(self, ctx: Any, tree: Tree) -> None:
         self._ctx = ctx
-        self._first = first
+        self._tree = tree
         self.records: list[UndoRecord] = []
 
     def add(self, record: UndoRecord) -> None:
@@ -61,36 +62,35 @@ class UndoLog:
         self.records.clear()
 
     def _find(self, path: str) -> Node | None:
-        return nodes.find(self._ctx, self._first[0], path)
+        return self._tree.find(path)
 
     def _undo(self, record: UndoRecord) -> None:
         if record.kind is UndoKind.ROOT:
-            nodes.free_all(self._first[0])
-            self._first[0] = record.saved
+            nodes.free_all(self._tree.replace(record.saved))
             return
         current = self._find(record.path)
         if record.kind is UndoKind.REMOVE:
             if current is not None:
-                nodes.free(self._first, current)
+                self._tree.free(current)
             return
         if record.kind is UndoKind.RESTORE:
             if current is not None:
-                nodes.free(self._first, current)
+                self._tree.free(current)
             self._place(record.saved, record.path, record.before)
             return
         if current is not None:  # MOVE
-            nodes.unlink(self._first, current)
+            self._tree.unlink(current)
             self._place(current, record.path, record.before)
 
     def _place(self, node: Node, path: str, before: str | None) -> None:
         """Link a detached node back under its parent, before ``before`` when that exists."""
         neighbour = self._find(before) if before is not None else None
         if neighbour is not None:
-            nodes.move_before(self._first, neighbour, node)
+            self._tree.move_before(neighbour, node)
             return
         parent_path = datapath.parent(path)
         parent = None if parent_path == datapath.ROOT else self._find(parent_path)
-        nodes.link(parent, self._first, node)
+        self._tree.link(parent, node)
 
 
 def next_sibling_path(node: Node) -> str | None:

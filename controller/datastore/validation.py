@@ -48,10 +48,13 @@ class Validator(Protocol):
 
 def validate_full(store: ConfigStore) -> None:
     """``lyd_validate_all`` of the whole tree, errors as :class:`DatastoreError`."""
+    store.tree.before_validation()
     try:
         nodes.validate_all(store.ctx, store.first)
     except CatsError as exc:
         raise DatastoreError(*exc.items) from exc
+    finally:
+        store.tree.invalidate()  # libyang may have added defaults or dropped cases
 
 
 class FullValidation:

@@ -40,6 +40,7 @@ __all__ = [
     "parent_of",
     "parse_data",
     "parse_op",
+    "parse_printed",
     "path_of",
     "print_tree",
     "siblings",
@@ -75,6 +76,21 @@ def parse_data(
     first parsed top-level sibling is returned otherwise (NULL for an empty document).
     """
     opts = PARSE_EDIT if state else PARSE_EDIT | lib.LYD_PARSE_NO_STATE
+    return _parse(ctx, text, encoding, parent, opts)
+
+
+def parse_printed(ctx: CtxP, text: str) -> Node:
+    """Parse an RFC 7951 configuration document that libyang printed, in linear time.
+
+    ``LYD_PARSE_ORDERED`` appends every node where libyang would otherwise search its place
+    among the top-level siblings (a scan each); only libyang's own output is in that order.
+    """
+    return _parse(
+        ctx, text, Encoding.JSON, None, PARSE_EDIT | lib.LYD_PARSE_NO_STATE | lib.LYD_PARSE_ORDERED
+    )
+
+
+def _parse(ctx: CtxP, text: str, encoding: Encoding, parent: Node, opts: int) -> Node:
     source = ffi.new("char[]", text.encode())
     stream = ffi.new("struct ly_in **")
     if lib.ly_in_new_memory(source, stream) != lib.LY_SUCCESS:

@@ -70,6 +70,29 @@ class FakeCore:
 
     def release_session(self, session: str) -> None: ...
 
+    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
+        raise NotImplementedError
+
+    def discard_changes(self, *, session: str | None = None) -> None: ...
+
+    def validate(self, datastore: DatastoreName) -> None: ...
+
+    def copy_config(
+        self,
+        source: DatastoreName,
+        target: DatastoreName,
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        raise NotImplementedError
+
+    def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
+        raise NotImplementedError
+
+    def lock_holders(self) -> dict[DatastoreName, str]:
+        return {}
+
     def subscribe(
         self,
         stream: str,

@@ -1,0 +1,140 @@
+"""The whole-datastore operations of the core: candidate, validate, copy, restore, locks.
+
+NETCONF (RFC 6241 7.3-7.6, 8.3, 8.4, 8.6) asks for these; RESTCONF uses the locks' checks only.
+:class:`DatastoreOperations` is a part of :class:`~controller.datastore.core.Core` and runs
+under its lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from controller.datastore.api import (
+    SYSTEM,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    Principal,
+    Revision,
+)
+from controller.datastore.errors import refuse
+from controller.datastore.locks import Locks
+from controller.datastore.stores import ConfigStore
+from controller.datastore.transaction import Txn
+from controller.errors import ErrorType
+from controller.model.schema import Encoding
+
+if TYPE_CHECKING:
+    from controller.datastore.candidate import Candidate
+
+
+class DatastoreOperations:
+    """Operations on whole datastores (mixed into Core, which provides what is declared)."""
+
+    if TYPE_CHECKING:
+        ctx: object
+        candidate: Candidate
+        _lock: threading.RLock
+        _locks: Locks
+
+        def store(self, datastore: DatastoreName) -> ConfigStore: ...
+
+        def edit(
+            self,
+            datastore: DatastoreName,
+            edits: Sequence[Edit],
+            principal: Principal,
+            *,
+            session: str | None = None,
+            test_only: bool = False,
+        ) -> Revision: ...
+
+        def _transaction(self, txn: Txn) -> Revision: ...
+
+    # ------------------------------------------------------------------ candidate
+
+    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
+        """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
+        self._locks.check(DatastoreName.CANDIDATE, session)
+        with self._lock:
+            return self.candidate.commit(principal, session)
+
+    def discard_changes(self, *, session: str | None = None) -> None:
+        """Revert candidate to running (RFC 6241 8.3.4.2)."""
+        self._locks.check(DatastoreName.CANDIDATE, session)
+        with self._lock:
+            self.candidate.discard()
+
+    # ------------------------------------------------------------------ whole datastores
+
+    def validate(self, datastore: DatastoreName) -> None:
+        """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
+        with self._lock:
+            store = self.store(datastore)
+            copy = ConfigStore(store.ctx, datastore, None)
+            copy.replace_tree(store.copy_tree())
+            try:
+                copy.validate()
+            finally:
+                copy.close()
+
+    def copy_config(
+        self,
+        source: DatastoreName,
+        target: DatastoreName,
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """Replace a datastore with another's content (RFC 6241 7.3)."""
+        with self._lock:
+            document = self.store(source).print()
+            whole = Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)
+            return self.edit(target, [whole], principal, session=session)
+
+    def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
+        """Replace a configuration datastore with ``document`` as the server's own action.
+
+        For the rollback of a confirmed commit (RFC 6241 8.4: the server restores running when
+        the confirming commit does not come): it runs as :data:`SYSTEM`, is not refused by any
+        session's lock, and is all or nothing, validated, persisted and notified as a
+        ``netconf-config-change`` like any edit. ``document`` is a whole datastore (RFC 7951
+        JSON, or XML with one or several top-level elements).
+        """
+        if datastore is DatastoreName.OPERATIONAL:
+            raise refuse("operation-not-supported", "operational is not a configuration datastore")
+        whole = Edit(EditOperation.REPLACE, "/", document, encoding)
+        with self._lock:
+            if datastore is DatastoreName.CANDIDATE:
+                return self.candidate.edit([whole], SYSTEM, None, test_only=False)
+            return self._transaction(Txn(datastore, SYSTEM, None, [whole]))
+
+    # ------------------------------------------------------------------ locks
+
+    def lock(self, datastore: DatastoreName, session: str) -> None:
+        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
+        with self._lock:
+            if datastore is DatastoreName.CANDIDATE and self.candidate.modified:
+                raise refuse(
+                    "lock-denied",
+                    "the candidate has uncommitted changes",
+                    info=(("session-id", "0"),),
+                    error_type=ErrorType.PROTOCOL,
+                )
+            self._locks.lock(datastore, session)
+
+    def unlock(self, datastore: DatastoreName, session: str) -> None:
+        """Release a lock the session holds."""
+        self._locks.unlock(datastore, session)
+
+    def lock_holders(self) -> dict[DatastoreName, str]:
+        """The session id holding each locked datastore (ietf-netconf-monitoring, RFC 6022)."""
+        return self._locks.holders()
+
+    def release_session(self, session: str) -> None:
+        """Free a closed session's locks; its candidate changes go with the candidate lock."""
+        with self._lock:
+            if DatastoreName.CANDIDATE in self._locks.release(session):
+                self.candidate.discard()
