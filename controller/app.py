@@ -14,13 +14,16 @@ from types import TracebackType
 
 from controller.datastore.api import (
     SYSTEM,
+    Access,
+    AccessCheck,
     DatastoreName,
     Edit,
     EditOperation,
+    Principal,
     Registrations,
     Revision,
 )
-from controller.datastore.core import Core
+from controller.datastore.core import Core, permit_all
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
 from controller.model.paths import PathResolver
@@ -53,6 +56,25 @@ class ServeSettings:
     listen: ListenSettings = field(default_factory=ListenSettings)
     plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
     netconf: NetconfSettings = field(default_factory=NetconfSettings)
+    read_only_groups: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+_WRITES = (Access.CREATE, Access.UPDATE, Access.DELETE)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOnlyGroups:
+    """The access check of ``--read-only-group``: members of these groups may not write.
+
+    The smallest real use of the core's AccessCheck seam until NACM (RFC 8341) rules are
+    served: reads and ``exec`` stay allowed to everyone.
+    """
+
+    groups: frozenset[str]
+
+    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+        del path
+        return access not in _WRITES or self.groups.isdisjoint(principal.groups)
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -110,7 +132,10 @@ class Application:
         fresh = is_new_state_dir(settings.state_dir)
         try:
             apply_plugins(settings.plugins, registrations)
-            self.core = Core(self.schema, settings.state_dir, registrations)
+            access: AccessCheck = permit_all
+            if settings.read_only_groups:
+                access = ReadOnlyGroups(frozenset(settings.read_only_groups))
+            self.core = Core(self.schema, settings.state_dir, registrations, access)
         except BaseException:
             self.schema.close()
             raise

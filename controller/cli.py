@@ -55,7 +55,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         max_message_size=args.netconf_max_message_size,
     )
     settings = ServeSettings(
-        args.state_dir, tuple(args.yang_dir), args.init_data, listen, tuple(args.plugin), netconf
+        args.state_dir,
+        tuple(args.yang_dir),
+        args.init_data,
+        listen,
+        tuple(args.plugin),
+        netconf,
+        read_only_groups=tuple(args.read_only_group),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -191,7 +197,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=int,
         default=DEFAULT_MAX_SESSIONS,
         metavar="N",
-        help="connections beyond N are refused",
+        help="a session beyond N gets resource-denied and is closed",
     )
     serve.add_argument(
         "--netconf-max-message-size",
@@ -199,6 +205,16 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_MAX_MESSAGE,
         metavar="BYTES",
         help="a larger NETCONF message gets too-big and ends its session",
+    )
+    serve.add_argument(
+        "--read-only-group",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help=(
+            "members of the NACM group GROUP (ietf-netconf-acm:nacm/groups) may read and "
+            "invoke but not write: their edits get access-denied (repeatable)"
+        ),
     )
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(handler=_cmd_serve)

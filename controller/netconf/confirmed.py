@@ -121,7 +121,12 @@ class ConfirmedCommits:
                     error_type=ErrorType.APPLICATION,
                 )
             self._check_owner(pending, actor, persist_id)
-            self._rollback(pending, "cancel", actor)
+            if not self._rollback(pending, "cancel", actor):
+                raise netconf_error(
+                    "rollback-failed",
+                    "running could not be put back; the confirmed commit's changes stay",
+                    error_type=ErrorType.APPLICATION,
+                )
 
     def session_ended(self, actor: Actor) -> None:
         """A session ended: its confirmed commit without persist is cancelled (8.4.1)."""
@@ -173,7 +178,8 @@ class ConfirmedCommits:
             if self._pending is pending:
                 self._rollback(pending, "timeout", None)
 
-    def _rollback(self, pending: _Pending, event: str, actor: Actor | None) -> None:
+    def _rollback(self, pending: _Pending, event: str, actor: Actor | None) -> bool:
+        """Put running back; False (logged, not announced) when the core refused it."""
         self._stop_timer(pending)
         self._pending = None
         restore = Edit(EditOperation.REPLACE, "/", pending.backup, Encoding.JSON)
@@ -183,7 +189,9 @@ class ConfirmedCommits:
             )
         except CatsError:
             LOG.exception("the rollback of a confirmed commit failed")
+            return False
         self._announce(event, actor or pending.owner)
+        return True
 
     def _announce(self, event: str, actor: Actor, timeout: int | None = None) -> None:
         body: dict[str, object] = {

@@ -97,8 +97,46 @@ class ConfigEdits:
 
     # ---------------------------------------------------------------- walking
 
-    def _node(self, element: Element, parent: SchemaNode | None) -> SchemaNode:
+    def action(self, holder: Element) -> tuple[str, str]:
+        """The data path and YANG-form XML of an ``<action>`` (RFC 7950 7.15.2).
+
+        Raises:
+            NetconfError: ``missing-element`` without an action node, ``unknown-*`` as in edits.
+        """
+        tops = _elements(holder)
+        if len(tops) != 1:
+            raise netconf_error("missing-element", "an action holds one data tree",
+                                info=(("bad-element", "action"),))  # fmt: skip
+        element, parent, path = tops[0], None, ""
+        while True:
+            node = self._node(element, parent, operations=True)
+            path = self._path(element, node, parent, path)
+            if node.kind is NodeKind.ACTION:
+                return path, etree.tostring(tops[0]).decode()
+            if node.is_operation or node.kind in (NodeKind.LEAF, NodeKind.LEAF_LIST):
+                break
+            keys = node.keys if node.kind is NodeKind.LIST else ()
+            inner = [c for c in _elements(element) if etree.QName(c).localname not in keys]
+            if len(inner) != 1:
+                break
+            element, parent = inner[0], node
+        raise netconf_error("missing-element", "the action's data tree names no action",
+                            info=(("bad-element", "action"),))  # fmt: skip
+
+    def _node(
+        self, element: Element, parent: SchemaNode | None, *, operations: bool = False
+    ) -> SchemaNode:
         qname = etree.QName(element)
+        for attribute in element.attrib:
+            if attribute != OPERATION and etree.QName(attribute).namespace == BASE_NS:
+                raise netconf_error(
+                    "unknown-attribute",
+                    f"no attribute {etree.QName(attribute).localname!r} in the base namespace",
+                    info=(
+                        ("bad-attribute", etree.QName(attribute).localname),
+                        ("bad-element", qname.localname),
+                    ),
+                )
         module = self._lookup.module_of(qname.namespace or "")
         if module is None:
             raise netconf_error(
@@ -108,7 +146,11 @@ class ConfigEdits:
                 info=(("bad-element", qname.localname), ("bad-namespace", qname.namespace or "")),
             )
         node = self._lookup.child(parent, module, qname.localname)
-        if node is None or node.is_operation or node.kind is NodeKind.NOTIFICATION:
+        if (
+            node is None
+            or node.kind is NodeKind.NOTIFICATION
+            or (node.is_operation and not operations)
+        ):
             raise netconf_error(
                 "unknown-element",
                 f"no schema node {module}:{qname.localname} here",

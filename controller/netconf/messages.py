@@ -114,7 +114,7 @@ def parse_rpc(root: Element) -> Rpc:
     if len(children) != 1:
         raise NetconfError(
             ErrorItem(
-                ErrorType.RPC,
+                ErrorType.PROTOCOL,  # RFC 6241 Appendix A: these tags are protocol or application
                 "missing-element" if not children else "bad-element",
                 "an rpc holds exactly one operation",
                 info=(("bad-element", "rpc"),),

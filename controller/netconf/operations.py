@@ -17,13 +17,15 @@ from lxml import etree
 from controller.datastore.api import (
     Content,
     DatastoreName,
+    Edit,
     EditOperation,
     Principal,
     WithDefaults,
 )
-from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.errors import ErrorType
 from controller.model import Encoding
 from controller.model.paths import NodeKind
+from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors
 from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
 from controller.netconf.core import NetconfCore
 from controller.netconf.edits import ConfigEdits, SchemaLookup
@@ -38,7 +40,8 @@ from controller.netconf.sessions import Registry
 Element = Any  # lxml.etree._Element (lxml has no type information)
 _DATASTORES = {name.value: name for name in DatastoreName if name is not DatastoreName.OPERATIONAL}
 _DEFAULT_OPS = {"merge": EditOperation.MERGE, "replace": EditOperation.REPLACE, "none": None}
-_ERROR_OPTIONS = ("stop-on-error", "continue-on-error", "rollback-on-error")
+_ERROR_OPTIONS = tuple(option.value for option in ErrorOption)
+YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 _TEST_OPTIONS = ("test-then-set", "set", "test-only")
 
 
@@ -155,6 +158,7 @@ class Operations:
         self._handlers[f"{{{NMDA_NS}}}edit-data"] = self._nmda.edit_data
         self._handlers[f"{{{MONITORING_NS}}}get-schema"] = self._get_schema
         self._handlers[f"{{{NOTIFICATION_NS}}}create-subscription"] = self._create_subscription
+        self._handlers[f"{{{YANG_NS}}}action"] = self._action
 
     def dispatch(self, caller: Caller, operation: Element) -> Outcome:
         """Run one operation.
@@ -209,18 +213,16 @@ class Operations:
         edits = self._config.edits(config, _DEFAULT_OPS[default])
         if not edits:
             return Outcome()
-        if on_error == "continue-on-error" and test != "test-only":
-            failures: list[ErrorItem] = []
-            for edit in edits:  # each operation point is its own transaction (7.2)
-                try:
-                    self._core.edit(target, [edit], caller.principal, session=caller.session)
-                except CatsError as exc:
-                    failures.extend(exc.items)
-            if failures:
-                raise CatsError(*failures)
-            return Outcome()
-        self._core.edit(
-            target, edits, caller.principal, session=caller.session, test_only=test == "test-only"
+        if default == "none":
+            missing_ancestors(self._core, target, edits, caller.principal)
+        apply_edits(
+            self._core,
+            target,
+            edits,
+            caller.principal,
+            session=caller.session,
+            on_error=ErrorOption(on_error),
+            test_only=test == "test-only",
         )
         return Outcome()
 
@@ -242,8 +244,6 @@ class Operations:
             raise bad_element(
                 "operation-not-supported", target.value, "only startup can be deleted"
             )
-        from controller.datastore.api import Edit  # noqa: PLC0415
-
         remove = Edit(EditOperation.REMOVE, "/")
         self._core.edit(target, [remove], caller.principal, session=caller.session)
         return Outcome()
@@ -274,7 +274,9 @@ class Operations:
         raw = child_text(operation, "session-id")
         if raw is None:
             raise bad_element("missing-element", "session-id", "kill-session needs session-id")
-        if not raw.isdigit() or int(raw) == caller.session_id or int(raw) == 0:
+        if not raw.isdigit():
+            raise bad_element("bad-element", "session-id", f"{raw!r} is not a session-id")
+        if int(raw) == caller.session_id or int(raw) == 0:
             raise bad_element("invalid-value", "session-id", f"cannot kill session {raw!r}")
         if self._registry.get(int(raw)) is None:
             raise bad_element("invalid-value", "session-id", f"no session {raw}")
@@ -297,7 +299,9 @@ class Operations:
 
     def _commit(self, caller: Caller, operation: Element) -> Outcome:
         raw_timeout = child_text(operation, "confirm-timeout")
-        if raw_timeout is not None and (not raw_timeout.isdigit() or int(raw_timeout) == 0):
+        if raw_timeout is not None and not raw_timeout.isdigit():
+            raise bad_element("bad-element", "confirm-timeout", f"{raw_timeout!r} is no uint32")
+        if raw_timeout is not None and int(raw_timeout) == 0:
             raise bad_element("invalid-value", "confirm-timeout", "a timeout is 1 or more s")
         params = CommitParams(
             confirmed=operation.find(NC + "confirmed") is not None,
@@ -358,6 +362,12 @@ class Operations:
                                    caller.principal)  # fmt: skip
         found = parse_fragment(output)
         return Outcome(tuple(child for top in found for child in top))
+
+    def _action(self, caller: Caller, operation: Element) -> Outcome:
+        """``<action>`` (RFC 7950 7.15.2): the handler RESTCONF uses too."""
+        path, document = self._config.action(operation)
+        output = self._core.invoke(path, document, Encoding.XML, caller.principal)
+        return Outcome(tuple(child for top in parse_fragment(output) for child in top))
 
 
 def _data(elements: list[Element]) -> Element:

@@ -1,8 +1,9 @@
 """The NETCONF SSH server (RFC 6242): paramiko transport, ``netconf`` subsystem, sessions.
 
 A host key is generated once into the state directory. Each connection gets a thread that
-runs the SSH handshake and then the NETCONF session; a bound on concurrent connections
-refuses the rest at accept. Capabilities (RFC 6241 8, RFC 8526 2) are fixed at start.
+runs the SSH handshake and then the NETCONF session. A session past ``max_sessions`` is
+answered ``resource-denied`` and closed; connections past that and a small overflow are
+refused at accept. Capabilities (RFC 6241 8, RFC 8526 2) are fixed at start.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ DEFAULT_PORT = 8830
 DEFAULT_MAX_SESSIONS = 200
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 HOST_KEY = "netconf-host-key"
+HOST_KEY_ECDSA = "netconf-host-key-ecdsa"
 HANDSHAKE_TIMEOUT_S = 30.0
 ACCEPT_POLL_S = 0.2
+#: Connections past the session bound that are still served, to be told ``resource-denied``.
+OVERFLOW = 16
 
 #: The NACM groups of a user (restconf.users.LocalUsers.groups).
 Groups = Callable[[str], tuple[str, ...]]
@@ -49,13 +53,25 @@ class NetconfSettings:
     max_message_size: int = DEFAULT_MAX_MESSAGE
 
 
-def host_key(state_dir: Path) -> paramiko.PKey:
-    """The server's host key: loaded, or generated once (RSA 3072) and kept."""
-    path = state_dir / HOST_KEY
-    if path.is_file():
-        return paramiko.RSAKey.from_private_key_file(str(path))
+def host_keys(state_dir: Path) -> tuple[paramiko.PKey, ...]:
+    """The server's host keys, loaded or generated once and kept: RSA 3072 and ECDSA P-256.
+
+    The ECDSA key is for clients whose SSH library offers no RSA signature paramiko accepts
+    (libssh2 1.10, under Debian 12's yangcli, signs RSA with SHA-1 only).
+    """
     state_dir.mkdir(parents=True, exist_ok=True)
-    key = paramiko.RSAKey.generate(3072)
+    return (
+        _host_key(state_dir / HOST_KEY, paramiko.RSAKey, lambda: paramiko.RSAKey.generate(3072)),
+        _host_key(state_dir / HOST_KEY_ECDSA, paramiko.ECDSAKey, paramiko.ECDSAKey.generate),
+    )
+
+
+def _host_key(
+    path: Path, kind: type[paramiko.PKey], generate: Callable[[], paramiko.PKey]
+) -> paramiko.PKey:
+    if path.is_file():
+        return kind.from_private_key_file(str(path))
+    key = generate()
     key.write_private_key_file(str(path))
     path.chmod(0o600)
     LOG.info("generated the NETCONF host key %s", path)
@@ -114,7 +130,7 @@ class NetconfServer:
     ) -> None:
         self._env = env
         self._settings = settings
-        self._key = host_key(state_dir)
+        self._keys = host_keys(state_dir)
         self._credentials = credentials
         self._groups = groups
         self._socket: socket.socket | None = None
@@ -163,7 +179,7 @@ class NetconfServer:
                 return
             connection.settimeout(None)
             with self._lock:
-                full = len(self._transports) >= self._settings.max_sessions
+                full = len(self._transports) >= self._settings.max_sessions + OVERFLOW
             if full:
                 LOG.warning("refusing %s: %d sessions already", peer[0], len(self._transports))
                 connection.close()
@@ -178,7 +194,8 @@ class NetconfServer:
         with self._lock:
             self._transports.add(transport)
         try:
-            transport.add_server_key(self._key)
+            for key in self._keys:
+                transport.add_server_key(key)
             server = _SshServer(self._credentials)
             transport.start_server(server=server)
             channel = transport.accept(HANDSHAKE_TIMEOUT_S)

@@ -69,6 +69,7 @@ class SessionEnv:
     to_xml: ToXml
     resolve_xpath: Callable[[str], str]
     max_message_size: int
+    max_sessions: int
     events: Callable[[str], None]
 
 
@@ -127,7 +128,9 @@ class NetconfSession:
             if BASE_11 in capabilities and BASE_11 in env.capabilities:
                 self._chunked = True
                 deframer.use_chunked()
-            env.registry.add(self._info)
+            if not env.registry.add(self._info, env.max_sessions):
+                self._refuse(deframer)
+                return
             self._announce_start()
             self._loop(deframer)
         except FramingError as exc:
@@ -145,6 +148,22 @@ class NetconfSession:
             if self._handle(message):
                 self._reason = "closed"
                 return
+
+    def _refuse(self, deframer: Deframer) -> None:
+        """Over the session bound: the first rpc gets ``resource-denied``, then the end."""
+        self._reason = "other"
+        message = self._messages(deframer)
+        if message is None:
+            return
+        attributes: tuple[tuple[str, str], ...] = ()
+        with contextlib.suppress(CatsError):
+            attributes = tuple((str(k), str(v)) for k, v in parse_xml(message).attrib.items())
+        item = ErrorItem(
+            ErrorType.PROTOCOL,
+            "resource-denied",
+            f"the server has {self._env.max_sessions} sessions open; try again later",
+        )
+        self._errors(attributes, (item,))
 
     def _handle(self, message: bytes) -> bool:
         """Answer one message; True when the session is to close."""

@@ -59,11 +59,14 @@ class Registry:
         with self._lock:
             return next(self._ids)
 
-    def add(self, info: SessionInfo) -> None:
-        """A session finished its hello."""
+    def add(self, info: SessionInfo, bound: int) -> bool:
+        """A session finished its hello; False (not added) when ``bound`` sessions are open."""
         with self._lock:
+            if len(self._sessions) >= bound:
+                return False
             self._sessions[info.session_id] = info
             self.statistics.in_sessions += 1
+            return True
 
     def remove(self, session_id: int, *, dropped: bool) -> None:
         """A session ended (``dropped``: without close-session or kill-session)."""

@@ -102,6 +102,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         to_xml=NotificationCodec(schema.context).to_xml,
         resolve_xpath=Reads(core, resolver).resolve_xpath,
         max_message_size=settings.max_message_size,
+        max_sessions=settings.max_sessions,
         events=publish,
     )
     server = NetconfServer(env, settings, state_dir, Credentials(core), groups)

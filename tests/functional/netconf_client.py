@@ -17,9 +17,21 @@ Element = Any  # lxml.etree._Element
 class RawSession:
     """One SSH connection with the netconf subsystem; ``with`` closes it."""
 
-    def __init__(self, port: int, user: str, password: str, *, base11: bool = True) -> None:
+    def __init__(
+        self,
+        port: int,
+        user: str,
+        password: str | None = None,
+        *,
+        base11: bool = True,
+        pkey: paramiko.PKey | None = None,
+    ) -> None:
         self.transport = paramiko.Transport(socket.create_connection(("127.0.0.1", port), 10))
-        self.transport.connect(username=user, password=password)
+        try:
+            self.transport.connect(username=user, password=password, pkey=pkey)
+        except BaseException:
+            self.transport.close()
+            raise
         self.channel = self.transport.open_session()
         self.channel.settimeout(20)
         self.channel.invoke_subsystem("netconf")
@@ -80,3 +92,71 @@ class RawSession:
 def error_tags(reply: Element) -> list[str]:
     """The error-tags of a reply."""
     return [tag.text or "" for tag in reply.iter(NC + "error-tag")]
+
+
+def connect_nc(port: int, user: str, password: str | None = None, **extra: Any) -> Any:
+    """An ncclient session (``manager.connect``) without agent, key files or host-key checks."""
+    from ncclient import manager  # noqa: PLC0415 - only the ncclient tests need it
+
+    return manager.connect(
+        host="127.0.0.1",
+        port=port,
+        username=user,
+        password=password,
+        hostkey_verify=False,
+        allow_agent=False,
+        look_for_keys=extra.pop("look_for_keys", False),
+        timeout=30,
+        **extra,
+    )
+
+
+def error_items(reply: Element) -> list[dict[str, str]]:
+    """Each rpc-error of a reply as a dict: type, tag, message and ``info/NAME`` entries."""
+    found: list[dict[str, str]] = []
+    for error in reply.iter(NC + "rpc-error"):
+        item = {
+            "type": error.findtext(NC + "error-type") or "",
+            "tag": error.findtext(NC + "error-tag") or "",
+            "message": error.findtext(NC + "error-message") or "",
+        }
+        info = error.find(NC + "error-info")
+        for child in info if info is not None else ():
+            item[f"info/{etree.QName(child).localname}"] = child.text or ""
+        found.append(item)
+    return found
+
+
+def operation(tag: str, namespace: str = BASE_NS, **children: str) -> Element:
+    """An operation element with text children (``_`` in a name stands for ``-``)."""
+    element = etree.Element(f"{{{namespace}}}{tag}", nsmap={None: namespace})
+    for name, text in children.items():
+        etree.SubElement(element, f"{{{namespace}}}{name.replace('_', '-')}").text = text
+    return element
+
+
+def on_datastore(element: Element, holder: str, datastore: str) -> Element:
+    """Add ``<source>``/``<target>`` naming a datastore; returns the element."""
+    etree.SubElement(etree.SubElement(element, NC + holder), NC + datastore)
+    return element
+
+
+def only_error(reply: Element) -> dict[str, str]:
+    """The single rpc-error of a reply."""
+    items = error_items(reply)
+    assert len(items) == 1, etree.tostring(reply).decode()
+    return items[0]
+
+
+BENCH_NS = "urn:example:bench-list"
+
+
+def bench_edit(body: str, target: str = "running", **params: str) -> Element:
+    """An edit-config whose ``<config>`` holds ``body`` in bench-list (prefix ``nc`` declared)."""
+    element = on_datastore(operation("edit-config", **params), "target", target)
+    config = etree.fromstring(
+        f'<config xmlns="{BASE_NS}" xmlns:nc="{BASE_NS}">'
+        f'<bench xmlns="{BENCH_NS}">{body}</bench></config>'
+    )
+    element.append(config)
+    return element
