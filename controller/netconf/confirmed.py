@@ -1,9 +1,9 @@
 """Confirmed commit (RFC 6241 8.4, :confirmed-commit:1.1) over the core's commit and edit.
 
 Before a confirmed commit, running's configuration is saved; unless a confirming commit comes
-within the timeout, running is put back (and on ``cancel-commit``, or when the session that
-issued it ends and it was not ``persist``-ed). Each step is announced as RFC 6470
-``netconf-confirmed-commit`` through ``events``.
+within the timeout, running is put back through ``core.restore`` (and on ``cancel-commit``, or
+when the session that issued it ends and it was not ``persist``-ed). Each step is announced as
+RFC 6470 ``netconf-confirmed-commit`` through ``events``.
 """
 
 from __future__ import annotations
@@ -13,17 +13,13 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from controller.datastore.api import (
     SYSTEM,
     Content,
     DatastoreName,
-    Edit,
-    EditOperation,
     Principal,
     ReadRequest,
-    Revision,
     ServerCore,
 )
 from controller.errors import CatsError, ErrorType
@@ -33,14 +29,6 @@ from controller.netconf.errors import netconf_error
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 600
 CONFIRMED_COMMIT = "ietf-netconf-notifications:netconf-confirmed-commit"
-
-
-class CommitCore(ServerCore, Protocol):
-    """The core's NETCONF operations besides the ServerCore protocol."""
-
-    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
-        """Make candidate the running configuration."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +64,7 @@ Events = Callable[[str], None]
 class ConfirmedCommits:
     """The one confirmed commit a server may have in progress."""
 
-    def __init__(self, core: CommitCore, events: Events) -> None:
+    def __init__(self, core: ServerCore, events: Events) -> None:
         self._core = core
         self._events = events
         self._lock = threading.RLock()
@@ -179,14 +167,13 @@ class ConfirmedCommits:
                 self._rollback(pending, "timeout", None)
 
     def _rollback(self, pending: _Pending, event: str, actor: Actor | None) -> bool:
-        """Put running back; False (logged, not announced) when the core refused it."""
+        """Put running back as the server's own action, past any session's lock (8.4: the
+        rollback is not an edit of the session that holds running); False (logged, not
+        announced) when the core refused it."""
         self._stop_timer(pending)
         self._pending = None
-        restore = Edit(EditOperation.REPLACE, "/", pending.backup, Encoding.JSON)
         try:
-            self._core.edit(
-                DatastoreName.RUNNING, [restore], SYSTEM, session=str(pending.owner.session_id)
-            )
+            self._core.restore(DatastoreName.RUNNING, pending.backup, Encoding.JSON)
         except CatsError:
             LOG.exception("the rollback of a confirmed commit failed")
             return False

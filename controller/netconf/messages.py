@@ -30,6 +30,8 @@ _PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True
 )
 _STEP_PREFIX = re.compile(r"(?<![\w.:-])([A-Za-z_][\w.-]*):(?=[A-Za-z_])")
+#: The key name at the start of a predicate that has no prefix (``[k='v']``, not ``[m:k='v']``).
+_KEY_NAME = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)(?=\s*=)")
 
 
 def parse_xml(data: bytes) -> Element:
@@ -170,7 +172,13 @@ def error_element(item: ErrorItem, namespace_of: NamespaceOf) -> Element:
 
 
 def error_path(path: str, namespace_of: NamespaceOf) -> Element:
-    """``/mod:a/b[k='v']`` (libyang form) as an XPath whose every step has a prefix."""
+    """``/mod:a/b[k='v']`` (libyang form) as an XPath whose every name has a prefix.
+
+    RFC 6241 4.3 ``error-path`` is an absolute XPath whose prefixes the element declares: each
+    step and each key name of a predicate (``[mod:k='v']``) gets the module of its step
+    (RFC 7950 9.13 and 7951 6.11 leave it out where the module does not change). Values,
+    ``.`` (a leaf-list value) and positions are kept as they are.
+    """
     modules: dict[str, str] = {}
     steps: list[str] = []
     module = ""
@@ -178,16 +186,40 @@ def error_path(path: str, namespace_of: NamespaceOf) -> Element:
         found = _STEP_PREFIX.match(step)
         if found:
             module = found.group(1)
-        qualified = step
-        if not found and module and step and not step.startswith((".", "*")):
-            qualified = f"{module}:{step}"
+        name, predicates = _split_predicates(step)
+        if not found and module and name and not name.startswith((".", "*")):
+            name = f"{module}:{name}"
         if module:
             modules[module] = namespace_of(module) or f"urn:unknown:{module}"
-        steps.append(qualified)
+            predicates = [_KEY_NAME.sub(rf"\g<1>{module}:\g<2>", p) for p in predicates]
+        steps.append(name + "".join(f"[{p}]" for p in predicates))
     nsmap = {prefix: uri for prefix, uri in modules.items() if prefix not in ("xml", "xmlns")}
     element = etree.Element(NC + "error-path", nsmap=nsmap)
     element.text = "/" + "/".join(steps) if steps else path
     return element
+
+
+def _split_predicates(step: str) -> tuple[str, list[str]]:
+    """A step's node name and the insides of its predicates, split outside quotes."""
+    name, bracket, rest = step.partition("[")
+    if not bracket:
+        return step, []
+    predicates: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for char in rest:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "]":
+            predicates.append("".join(current))
+            current = []
+            continue
+        elif char == "[" and not current:
+            continue
+        current.append(char)
+    return name, predicates
 
 
 def split_steps(path: str) -> list[str]:

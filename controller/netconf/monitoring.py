@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -22,17 +22,23 @@ def _time(moment: datetime) -> str:
 
 def netconf_state(
     registry: Registry,
+    holders: Mapping[DatastoreName, str],
     capabilities: Sequence[str],
     modules: Sequence[tuple[str, str | None, str]],
 ) -> dict[str, object]:
-    """``netconf-state`` as RFC 7951 JSON; ``modules`` are (name, revision, namespace)."""
+    """``netconf-state`` as RFC 7951 JSON.
+
+    ``holders`` are the core's lock holders (``ServerCore.lock_holders``); ``modules`` are
+    (name, revision, namespace).
+    """
     datastores: list[dict[str, object]] = []
     for name in _DATASTORES:
         entry: dict[str, object] = {"name": name.value}
-        held = registry.locks.get(name)
-        if held is not None:
+        holder = holders.get(name)
+        if holder is not None and holder.isdigit():
+            locked = registry.locked_time(name, holder)
             entry["locks"] = {
-                "global-lock": {"locked-by-session": held[0], "locked-time": _time(held[1])}
+                "global-lock": {"locked-by-session": int(holder), "locked-time": _time(locked)}
             }
         datastores.append(entry)
     sessions = [

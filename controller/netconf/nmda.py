@@ -6,8 +6,13 @@ from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
-from controller.datastore.api import Content, DatastoreName, EditOperation, WithDefaults
-from controller.netconf.core import NetconfCore
+from controller.datastore.api import (
+    Content,
+    DatastoreName,
+    EditOperation,
+    ServerCore,
+    WithDefaults,
+)
 from controller.netconf.edits import ConfigEdits
 from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.reads import Filter, Reads, xpath_with_modules
@@ -40,7 +45,7 @@ def datastore_identity(operation: Element) -> DatastoreName:
 class Nmda:
     """get-data and edit-data over the same reads and edit conversion as the base operations."""
 
-    def __init__(self, core: NetconfCore, reads: Reads, config: ConfigEdits) -> None:
+    def __init__(self, core: ServerCore, reads: Reads, config: ConfigEdits) -> None:
         self._core = core
         self._reads = reads
         self._config = config

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from lxml import etree
@@ -20,6 +19,7 @@ from controller.datastore.api import (
     Edit,
     EditOperation,
     Principal,
+    ServerCore,
     WithDefaults,
 )
 from controller.errors import ErrorType
@@ -27,7 +27,6 @@ from controller.model import Encoding
 from controller.model.paths import NodeKind
 from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors
 from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
-from controller.netconf.core import NetconfCore
 from controller.netconf.edits import ConfigEdits, SchemaLookup
 from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.messages import BASE_NS, NC, parse_fragment
@@ -122,7 +121,7 @@ class Operations:
 
     def __init__(  # noqa: PLR0913, PLR0917 - the composition of the operations' collaborators
         self,
-        core: NetconfCore,
+        core: ServerCore,
         lookup: SchemaLookup,
         registry: Registry,
         confirmed: ConfirmedCommits,
@@ -257,13 +256,13 @@ class Operations:
                 "lock-denied", "a confirmed commit is in progress", info=(("session-id", "0"),)
             )
         self._core.lock(target, caller.session)
-        self._registry.locks[target] = (caller.session_id, datetime.now(UTC))
+        self._registry.locked(target, caller.session)
         return Outcome()
 
     def _unlock(self, caller: Caller, operation: Element) -> Outcome:
         target = datastore_of(operation, "target")
         self._core.unlock(target, caller.session)
-        self._registry.locks.pop(target, None)
+        self._registry.unlocked(target, caller.session)
         return Outcome()
 
     def _close_session(self, caller: Caller, operation: Element) -> Outcome:

@@ -1,9 +1,10 @@
 """Reads for get, get-config and get-data: the core's XML, filtered (RFC 6241 6, 8.9; RFC 6243).
 
-A subtree filter is applied to the core's document by :mod:`controller.netconf.subtree`; a
-top-level container the filter names is read alone, so a filtered read does not render the
-whole datastore. An XPath filter (RFC 6241 8.9) is handed to the core with its XML prefixes
-rewritten to module names.
+A subtree filter is applied to the core's document by :mod:`controller.netconf.subtree`. Only
+what the filter can select is read: each top-level container it names alone, and below it the
+data path :mod:`controller.netconf.narrow` finds (one list entry by its keys, say), wrapped in
+its ancestors before the whole filter is applied. An XPath filter (RFC 6241 8.9) is handed to
+the core with its XML prefixes rewritten to module names.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from lxml import etree
 
@@ -20,15 +21,16 @@ from controller.datastore.api import (
     DatastoreName,
     Principal,
     ReadRequest,
-    ServerCore,
+    ReadResult,
     WithDefaults,
 )
-from controller.errors import ErrorType
+from controller.errors import CatsError, ErrorType
 from controller.model import Encoding
-from controller.model.paths import NodeKind
+from controller.model.paths import NodeKind, SchemaNode
 from controller.netconf.edits import SchemaLookup
 from controller.netconf.errors import netconf_error
 from controller.netconf.messages import BASE_NS, parse_fragment
+from controller.netconf.narrow import narrow, wrap
 from controller.netconf.subtree import subtree_filter
 
 Element = Any  # lxml.etree._Element (lxml has no type information)
@@ -96,10 +98,18 @@ def xpath_with_modules(
     return _QNAME.sub(rename, xpath)
 
 
+class Reader(Protocol):
+    """The one core operation reads need (api.ServerCore.read): the seam of their tests."""
+
+    def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        """Read a subtree of a datastore."""
+        ...
+
+
 class Reads:
     """Reads of one core for the NETCONF operations."""
 
-    def __init__(self, core: ServerCore, lookup: SchemaLookup) -> None:
+    def __init__(self, core: Reader, lookup: SchemaLookup) -> None:
         self._core = core
         self._lookup = lookup
 
@@ -146,28 +156,66 @@ class Reads:
             return self._fetch(base, principal)
         if not filter_.subtree:
             return []  # an empty filter selects nothing (RFC 6241 6.4.2)
+        groups = self._top_groups(filter_.subtree)
+        if groups is None:
+            return subtree_filter(self._fetch(base, principal), filter_.subtree)
         data: list[Element] = []
-        for path in self._top_paths(filter_.subtree):
-            data += self._fetch(_replace(base, path=path), principal)
-        return subtree_filter(data, filter_.subtree)
+        for top, selectors in groups:
+            data += self._filtered(base, principal, top, selectors)
+        return data
 
-    def _top_paths(self, selectors: tuple[Element, ...]) -> list[str | None]:
-        """The top-level containers the filter names (None: read everything)."""
-        paths: list[str] = []
+    def _top_groups(
+        self, selectors: tuple[Element, ...]
+    ) -> list[tuple[SchemaNode, list[Element]]] | None:
+        """The top-level containers the filter names, each with its filter nodes, in order.
+
+        None when the whole datastore must be read: a filter node without a namespace matches
+        every module (RFC 6241 6.2.1), or one names a top-level list or leaf.
+        """
+        groups: dict[str, tuple[SchemaNode, list[Element]]] = {}
         for selector in selectors:
             qname = etree.QName(selector)
             module = self._lookup.module_of(qname.namespace or "")
             if module is None and qname.namespace is None:
-                return [None]
+                return None
             node = self._lookup.child(None, module or "", qname.localname) if module else None
             if node is None:
                 continue  # selects nothing
             if node.kind is not NodeKind.CONTAINER:
-                return [None]
-            path = f"/{node.qualified_name}"
-            if path not in paths:
-                paths.append(path)
-        return list(paths)
+                return None
+            groups.setdefault(node.qualified_name, (node, []))[1].append(selector)
+        return list(groups.values())
+
+    def _filtered(
+        self,
+        base: ReadRequest,
+        principal: Principal,
+        top: SchemaNode,
+        selectors: list[Element],
+    ) -> list[Element]:
+        """One top-level container filtered, read through the narrowest path that is exact.
+
+        A read below the container is not tried where the ancestors it leaves out would differ
+        from a whole read's: several filter nodes for one container, ``max-depth``, origin and
+        default tags (attributes of the ancestors). Where the narrow read is refused (an access
+        rule on the path, a key value the core does not take), the container is read whole.
+        """
+        whole = _replace(base, path=f"/{top.qualified_name}")
+        exact = base.depth is None and not base.with_origin
+        if (
+            len(selectors) == 1
+            and exact
+            and base.with_defaults is not WithDefaults.REPORT_ALL_TAGGED
+        ):
+            plan = narrow(selectors[0], top, self._lookup)
+            if plan.narrowed:
+                try:
+                    target = self._fetch(_replace(base, path=plan.path), principal)
+                except CatsError:
+                    pass
+                else:
+                    return subtree_filter(wrap(target, plan.ancestors), selectors)
+        return subtree_filter(self._fetch(whole, principal), selectors)
 
     def _fetch(self, request: ReadRequest, principal: Principal) -> list[Element]:
         document = self._core.read(request, principal).document

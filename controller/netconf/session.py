@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from controller.datastore.api import Principal, Subscription
+from controller.datastore.api import Principal, ServerCore, Subscription
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.confirmed import Actor, ConfirmedCommits
-from controller.netconf.core import NetconfCore
 from controller.netconf.errors import FramingError, netconf_error
 from controller.netconf.framing import Deframer, frame
 from controller.netconf.messages import (
@@ -60,7 +59,7 @@ class Channel(Protocol):
 class SessionEnv:
     """What every session of a server shares."""
 
-    core: NetconfCore
+    core: ServerCore
     operations: Operations
     registry: Registry
     confirmed: ConfirmedCommits

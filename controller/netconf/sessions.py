@@ -45,14 +45,18 @@ class Statistics:
 
 
 class Registry:
-    """Every open session, the locks the NETCONF layer took, and the statistics."""
+    """Every open session, when each took its locks, and the statistics.
+
+    Who holds a lock is the core's to say (``ServerCore.lock_holders``); the registry keeps
+    only the RFC 6022 ``locked-time`` the core does not record.
+    """
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._sessions: dict[int, SessionInfo] = {}
         self.statistics = Statistics()
-        self.locks: dict[DatastoreName, tuple[int, datetime]] = {}
+        self._locked: dict[tuple[DatastoreName, str], datetime] = {}
 
     def next_id(self) -> int:
         """A new session id (RFC 6241 8.1: never 0)."""
@@ -80,9 +84,24 @@ class Registry:
                 total.out_notifications += info.counters.out_notifications
             if dropped:
                 self.statistics.dropped_sessions += 1
-            for datastore, (holder, _) in list(self.locks.items()):
-                if holder == session_id:
-                    del self.locks[datastore]
+            for datastore, holder in list(self._locked):
+                if holder == str(session_id):
+                    del self._locked[datastore, holder]
+
+    def locked(self, datastore: DatastoreName, session: str) -> None:
+        """A session took a datastore's lock now."""
+        with self._lock:
+            self._locked[datastore, session] = datetime.now(UTC)
+
+    def unlocked(self, datastore: DatastoreName, session: str) -> None:
+        """A session released a datastore's lock."""
+        with self._lock:
+            self._locked.pop((datastore, session), None)
+
+    def locked_time(self, datastore: DatastoreName, session: str) -> datetime:
+        """When the session took the lock (first seen now, if not taken through NETCONF)."""
+        with self._lock:
+            return self._locked.setdefault((datastore, session), datetime.now(UTC))
 
     def get(self, session_id: int) -> SessionInfo | None:
         """A session by id."""

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest
+from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
 from controller.model import Schema
 from controller.model.codec import NotificationCodec
 from controller.model.library import module_records
@@ -15,7 +15,6 @@ from controller.model.paths import PathResolver
 from controller.model.schema import project_yang_dir, standard_yang_dirs
 from controller.netconf.auth import Credentials
 from controller.netconf.confirmed import ConfirmedCommits
-from controller.netconf.core import NetconfCore
 from controller.netconf.monitoring import SchemaSources, netconf_state
 from controller.netconf.operations import Operations
 from controller.netconf.reads import Reads
@@ -48,13 +47,14 @@ class NetconfParts:
     registry: Registry
     capabilities: tuple[str, ...]
     modules: tuple[tuple[str, str | None, str], ...]
+    lock_holders: Callable[[], dict[DatastoreName, str]]
 
     def state(self) -> dict[str, object]:
         """``ietf-netconf-monitoring:netconf-state`` for the core's state provider."""
-        return netconf_state(self.registry, self.capabilities, self.modules)
+        return netconf_state(self.registry, self.lock_holders(), self.capabilities, self.modules)
 
 
-def _library(core: NetconfCore) -> tuple[str, str]:
+def _library(core: ServerCore) -> tuple[str, str]:
     """The yang-library revision and content-id the core reports (RFC 8525 3)."""
     request = ReadRequest(DatastoreName.OPERATIONAL, f"{YANG_LIBRARY}/content-id")
     document = core.read(request, SYSTEM).document or "{}"
@@ -63,7 +63,7 @@ def _library(core: NetconfCore) -> tuple[str, str]:
 
 
 def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app has
-    core: NetconfCore,
+    core: ServerCore,
     schema: Schema,
     resolver: PathResolver,
     settings: NetconfSettings,
@@ -107,4 +107,4 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     )
     server = NetconfServer(env, settings, state_dir, Credentials(core), groups)
     server_box.append(server)
-    return NetconfParts(server, registry, served, modules)
+    return NetconfParts(server, registry, served, modules, core.lock_holders)

@@ -1,0 +1,82 @@
+"""controller.netconf.confirmed over a real core: the rollback is the server's own action."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.datastore import Core
+from controller.datastore.api import (
+    SYSTEM,
+    Content,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    ReadRequest,
+)
+from controller.model import Schema
+from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
+
+TEST_YANG = Path(__file__).resolve().parents[2] / "yang"
+OWNER = Actor(3, "alice")
+OTHER_SESSION = "4"
+
+
+@pytest.fixture(scope="module")
+def schema() -> Iterator[Schema]:
+    with Schema.for_server([TEST_YANG]) as compiled:
+        yield compiled
+
+
+@pytest.fixture
+def core(schema: Schema, tmp_path: Path) -> Iterator[Core]:
+    with Core(schema, tmp_path / "state") as opened:
+        opened.edit(DatastoreName.RUNNING, [label("before")], SYSTEM)
+        yield opened
+
+
+def label(value: str) -> Edit:
+    document = json.dumps({"core-test:top": {"label": value}})
+    return Edit(EditOperation.MERGE, "/core-test:top", document)
+
+
+def running_label(core: Core) -> str:
+    request = ReadRequest(DatastoreName.RUNNING, "/core-test:top/label", content=Content.CONFIG)
+    document = core.read(request, SYSTEM).document or "{}"
+    return str(json.loads(document).get("core-test:label"))
+
+
+def confirmed_commit(core: Core, events: list[str], timeout: int) -> ConfirmedCommits:
+    """A confirmed commit of ``label = after`` by OWNER, then OTHER_SESSION locks running."""
+    commits = ConfirmedCommits(core, events.append)
+    core.edit(DatastoreName.CANDIDATE, [label("after")], SYSTEM, session=str(OWNER.session_id))
+    commits.commit(OWNER, SYSTEM, CommitParams(confirmed=True, timeout=timeout))
+    assert running_label(core) == "after"
+    core.lock(DatastoreName.RUNNING, OTHER_SESSION)
+    return commits
+
+
+def test_cancel_rolls_back_past_another_sessions_lock(core: Core) -> None:
+    events: list[str] = []
+    commits = confirmed_commit(core, events, timeout=600)
+    commits.cancel(OWNER, None)
+    assert running_label(core) == "before"
+    assert not commits.pending
+    assert core.lock_holders() == {DatastoreName.RUNNING: OTHER_SESSION}
+    assert ['"confirm-event": "cancel"' in event for event in events] == [False, True]
+
+
+def test_timeout_rolls_back_past_another_sessions_lock(core: Core) -> None:
+    events: list[str] = []
+    commits = confirmed_commit(core, events, timeout=1)
+    deadline = time.monotonic() + 10
+    while commits.pending and time.monotonic() < deadline:
+        time.sleep(0.05)
+    commits.close()
+    assert running_label(core) == "before"
+    assert '"confirm-event": "timeout"' in events[-1]
+    assert core.lock_holders() == {DatastoreName.RUNNING: OTHER_SESSION}
