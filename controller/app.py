@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from controller.auth import LocalUsers
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -40,7 +41,6 @@ from controller.restconf.auth import Authenticator
 from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
-from controller.restconf.users import LocalUsers
 from controller.restconf.wsgi import create_app
 
 LOG = logging.getLogger("catsctl.serve")
@@ -145,7 +145,7 @@ class Application:
         started = datetime.now(UTC)
         info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
         users = LocalUsers(self.core)
-        authenticator = Authenticator(users.users)
+        authenticator = Authenticator(users.check_password)
         app = create_app(
             Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
             authenticator.authenticate,
@@ -160,9 +160,9 @@ class Application:
             settings.netconf,
             settings.state_dir,
             settings.yang_dirs,
-            users.groups,
+            users,
         )
-        if not users.users():
+        if not users.password_hashes():
             LOG.warning(
                 "no users in ietf-system:system/authentication: every request gets 401; "
                 "seed one with --init-data (see catsctl hash-password)"

@@ -73,7 +73,7 @@ def _cmd_hash_password(args: argparse.Namespace) -> int:
     """Print a crypt hash for ietf-system:system/authentication/user/password."""
     import getpass  # noqa: PLC0415
 
-    from controller.restconf.auth import hash_password  # noqa: PLC0415
+    from controller.auth import hash_password  # noqa: PLC0415
 
     read = sys.stdin.readline if args.stdin else lambda: getpass.getpass("password: ")
     password = read().rstrip("\n")

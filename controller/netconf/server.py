@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import paramiko
 from paramiko.common import (
@@ -24,7 +25,6 @@ from paramiko.common import (
 )
 
 from controller.datastore.api import Principal
-from controller.netconf.auth import Credentials
 from controller.netconf.session import NetconfSession, SessionEnv
 
 LOG = logging.getLogger(__name__)
@@ -39,8 +39,18 @@ ACCEPT_POLL_S = 0.2
 #: Connections past the session bound that are still served, to be told ``resource-denied``.
 OVERFLOW = 16
 
-#: The NACM groups of a user (restconf.users.LocalUsers.groups).
-Groups = Callable[[str], tuple[str, ...]]
+
+class Credentials(Protocol):
+    """The local users SSH authenticates against (:class:`controller.auth.LocalUsers`)."""
+
+    def check_password(self, user: str, password: str) -> bool:
+        """Whether the password is the user's."""
+
+    def check_key(self, user: str, algorithm: str, key_data: str) -> bool:
+        """Whether the key (algorithm, base64 data) is one of the user's authorized keys."""
+
+    def groups(self, user: str) -> tuple[str, ...]:
+        """The NACM groups of a user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,13 +102,13 @@ class _SshServer(paramiko.ServerInterface):
         return "password,publickey"
 
     def check_auth_password(self, username: str, password: str) -> int:
-        if self._credentials.password(username, password):
+        if self._credentials.check_password(username, password):
             self.user = username
             return AUTH_SUCCESSFUL
         return AUTH_FAILED
 
     def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
-        if self._credentials.public_key(username, key.get_name(), key.get_base64()):
+        if self._credentials.check_key(username, key.get_name(), key.get_base64()):
             self.user = username
             return AUTH_SUCCESSFUL
         return AUTH_FAILED
@@ -126,13 +136,11 @@ class NetconfServer:
         settings: NetconfSettings,
         state_dir: Path,
         credentials: Credentials,
-        groups: Groups,
     ) -> None:
         self._env = env
         self._settings = settings
         self._keys = host_keys(state_dir)
         self._credentials = credentials
-        self._groups = groups
         self._socket: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -203,7 +211,7 @@ class NetconfServer:
                 return
             assert server.user is not None
             assert server.channel is not None
-            principal = Principal(server.user, self._groups(server.user))
+            principal = Principal(server.user, self._credentials.groups(server.user))
             NetconfSession(self._env, server.channel, principal, peer).run()
         except (paramiko.SSHException, OSError, EOFError) as exc:
             LOG.debug("connection from %s ended: %s", peer, exc)

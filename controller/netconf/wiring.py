@@ -13,12 +13,11 @@ from controller.model.codec import NotificationCodec
 from controller.model.library import module_records
 from controller.model.paths import PathResolver
 from controller.model.schema import project_yang_dir, standard_yang_dirs
-from controller.netconf.auth import Credentials
 from controller.netconf.confirmed import ConfirmedCommits
 from controller.netconf.monitoring import SchemaSources, netconf_state
 from controller.netconf.operations import Operations
 from controller.netconf.reads import Reads
-from controller.netconf.server import Groups, NetconfServer, NetconfSettings, capabilities
+from controller.netconf.server import Credentials, NetconfServer, NetconfSettings, capabilities
 from controller.netconf.session import SessionEnv
 from controller.netconf.sessions import Registry
 
@@ -69,7 +68,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     settings: NetconfSettings,
     state_dir: Path,
     yang_dirs: Sequence[Path],
-    groups: Groups,
+    credentials: Credentials,
 ) -> NetconfParts:
     """The NETCONF server over ``core`` (not started)."""
     registry = Registry()
@@ -105,6 +104,6 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_sessions=settings.max_sessions,
         events=publish,
     )
-    server = NetconfServer(env, settings, state_dir, Credentials(core), groups)
+    server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)
     return NetconfParts(server, registry, served, modules, core.lock_holders)

@@ -1,10 +1,11 @@
-"""Basic authentication against crypt hashes, with the verification cache."""
+"""Basic authentication: the header, then the shared password check."""
 
 from __future__ import annotations
 
 import base64
 
-from controller.restconf.auth import Authenticator, hash_password, parse_basic, verify
+from controller.auth import PasswordCheck, hash_password
+from controller.restconf.auth import Authenticator, parse_basic
 
 
 def _basic(user: str, password: str) -> str:
@@ -18,24 +19,9 @@ def test_parse_basic() -> None:
     assert parse_basic(None) is None
 
 
-def test_hash_and_verify() -> None:
-    hashed = hash_password("secret")
-    assert hashed.startswith("$6$")
-    assert verify("secret", hashed)
-    assert not verify("wrong", hashed)
-    assert not verify("secret", "$9$nonsense")
-    assert not verify("secret", "$5$broken")
-
-
 def test_authenticator_caches_and_follows_changes() -> None:
     users = {"admin": hash_password("secret")}
-    calls: list[int] = []
-
-    def lookup() -> dict[str, str]:
-        calls.append(1)
-        return users
-
-    auth = Authenticator(lookup)
+    auth = Authenticator(PasswordCheck(lambda: users))
     assert auth.authenticate(_basic("admin", "secret")) == "admin"
     assert auth.authenticate(_basic("admin", "secret")) == "admin"
     assert auth.authenticate(_basic("admin", "nope")) is None
