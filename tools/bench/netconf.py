@@ -16,40 +16,22 @@ is narrowed to that entry, an edit validates locally).
 
 from __future__ import annotations
 
-import argparse
-import json
-import signal
 import socket
-import statistics
-import subprocess
 import sys
-import tempfile
-import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
 
 import paramiko
 
 from controller.netconf.framing import Deframer, frame
 from controller.netconf.messages import BASE_11, BASE_NS
-from tools.bench.restconf import PASSWORD, SIZES, USER, YANG_DIR, Figure, seed
+from tools.bench import common
+from tools.bench.common import PASSWORD, THREADS, USER, Figure
 
-ROOT = Path(__file__).resolve().parents[2]
-THREADS = (1, 8)
-SECONDS = 1.5
-START_TIMEOUT_S = 180.0
 BL = "urn:example:bench-list"
 HELLO = (
     f'<hello xmlns="{BASE_NS}"><capabilities><capability>{BASE_11}</capability>'
     "</capabilities></hello>"
 ).encode()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Session:
@@ -119,134 +101,45 @@ OPERATIONS: dict[str, Callable[[Session, int], bool]] = {
 def measure(port: int, size: int, name: str, threads: int) -> Figure:
     """Run one operation from ``threads`` sessions for SECONDS; latencies in ms."""
     operation = OPERATIONS[name]
-    latencies: list[float] = []
-    failures: list[int] = []
-    lock = threading.Lock()
     sessions = [Session(port) for _ in range(threads)]
-    deadline = time.monotonic() + SECONDS
 
-    def run(session: Session, offset: int) -> None:
-        mine: list[float] = []
-        key = offset
-        while time.monotonic() < deadline:
-            began = time.perf_counter()
-            if not operation(session, key % size):
-                failures.append(key % size)
-            mine.append((time.perf_counter() - began) * 1000)
-            key += 7919
-        with lock:
-            latencies.extend(mine)
+    def step(session: Session, key: int) -> int | None:
+        return None if operation(session, key) else key
 
-    began = time.monotonic()
-    workers = [
-        threading.Thread(target=run, args=(session, n * 104_729))
-        for n, session in enumerate(sessions)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    elapsed = time.monotonic() - began
-    for session in sessions:
-        session.close()
+    try:
+        latencies, elapsed, failures = common.drive(sessions, step, size)
+    finally:
+        for session in sessions:
+            session.close()
     if failures:
         raise SystemExit(f"{name} at {size}: {len(failures)} failed, e.g. key {failures[0]}")
-    ordered = sorted(latencies)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return Figure(size, name, threads, len(ordered) / elapsed, statistics.median(ordered), p99)
+    return common.figure(size, name, threads, latencies, elapsed)
 
 
 def check_rejections(port: int, size: int) -> list[str]:
     """Edits that must be refused, each with the datastore unchanged; returns the failures."""
     session = Session(port)
-    new = size + 1
-    cases = {
-        "dangling leafref": "<name>x</name><addr>192.0.2.1</addr><target>nowhere</target>",
-        "duplicate unique": "<name>x</name><addr>10.0.0.1</addr><target>t1</target>",
-        "missing mandatory": "<addr>192.0.2.2</addr><target>t1</target>",
-    }
-    problems: list[str] = []
+
+    def refuse(entry: dict[str, object]) -> str | None:
+        leaves = "".join(f"<{leaf}>{value}</{leaf}>" for leaf, value in entry.items())
+        reply = session.rpc(_edit(f"<entry>{leaves}</entry>"))
+        return None if b"<rpc-error" in reply else "not refused"
+
     try:
-        for reason, leaves in cases.items():
-            reply = session.rpc(_edit(f"<entry><id>{new}</id>{leaves}</entry>"))
-            if b"<rpc-error" not in reply:
-                problems.append(f"{reason}: not refused")
-            if get_entry(session, new):
-                problems.append(f"{reason}: the entry was created")
+        return common.check_rejections(size, refuse, lambda key: get_entry(session, key))
     finally:
         session.close()
-    return problems
 
 
-def run_size(size: int, folder: Path) -> tuple[list[Figure], list[str], float]:
-    """Seed, start, measure and stop one server; returns figures, problems and start time."""
-    init = folder / f"init-{size}.json"
-    init.write_text(json.dumps(seed(size)))
-    port = _free_port()
-    log = (folder / f"serve-{size}.log").open("wb")
-    command = [
-        sys.executable, "-m", "controller.cli", "serve",
-        "--state-dir", str(folder / f"state-{size}"), "--yang-dir", str(YANG_DIR),
-        "--init-data", str(init), "--restconf-port", str(_free_port()),
-        "--netconf-port", str(port),
-    ]  # fmt: skip
-    began = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
-    try:
-        _wait(port, process)
-        started = time.monotonic() - began
-        problems = check_rejections(port, size)
-        figures = [measure(port, size, name, threads) for name in OPERATIONS for threads in THREADS]
-        problems += check_rejections(port, size)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-    return figures, problems, started
+def _ready(port: int) -> bool:
+    Session(port).close()
+    return True
 
 
-def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("catsctl serve exited during start-up")
-        try:
-            Session(port).close()
-        except (OSError, EOFError, paramiko.SSHException):
-            time.sleep(0.2)
-        else:
-            return
-    raise SystemExit("catsctl serve did not start")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Measure every size and print the table, the rate ratios and the verdict."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    args = parser.parse_args(argv)
-    figures: list[Figure] = []
-    failed = False
-    with tempfile.TemporaryDirectory(prefix="bench-netconf-") as temp:
-        for size in args.sizes:
-            found, problems, started = run_size(size, Path(temp))
-            figures += found
-            print(
-                f"{size:>7} entries: server ready in {started:.1f}s; refused edits: "
-                f"{problems or 'all refused, nothing changed'}",
-                flush=True,
-            )
-            failed = failed or bool(problems)
-    print(f"\n{'entries':>8} {'op':<11} {'sessions':>8} {'rpc/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
-    for fig in figures:
-        print(
-            f"{fig.size:>8} {fig.operation:<11} {fig.threads:>8} {fig.rate:>9.0f} "
-            f"{fig.p50_ms:>8.2f} {fig.p99_ms:>8.2f}"
-        )
+def _verdicts(figures: list[Figure], sizes: list[int]) -> bool:
+    """Print the largest/smallest rate ratios (target >= 0.5); True when one misses it."""
     rates = {(f.size, f.operation, f.threads): f.rate for f in figures}
-    small, large = min(args.sizes), max(args.sizes)
+    small, large = min(sizes), max(sizes)
     missed = False
     print()
     for name in OPERATIONS:
@@ -258,7 +151,26 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name} {threads} session(s): {large}/{small} ratio {ratio:.2f}"
                 f"  (target >= 0.50: {'met' if met else 'MISSED'})"
             )
-    return 1 if missed or failed else 0
+    return missed
+
+
+BENCH = common.Bench(
+    name="netconf",
+    description=__doc__.split("\n\n")[0],
+    operations=tuple(OPERATIONS),
+    options=lambda port: ["--restconf-port", str(common.free_port()), "--netconf-port", str(port)],
+    ready=_ready,
+    check_rejections=check_rejections,
+    measure=measure,
+    columns=(11, "sessions", "rpc/s"),
+    verdicts=_verdicts,
+    not_ready=(OSError, EOFError, paramiko.SSHException),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure every size and print the table, the rate ratios and the verdict."""
+    return common.main(BENCH, argv)
 
 
 if __name__ == "__main__":

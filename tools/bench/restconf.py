@@ -16,73 +16,19 @@ mandatory name) and checks that each is refused and changes nothing, at every si
 
 from __future__ import annotations
 
-import argparse
 import base64
 import http.client
 import json
-import signal
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
-from controller.restconf.auth import hash_password
+from tools.bench import common
+from tools.bench.common import PASSWORD, TARGETS, THREADS, USER, Figure
 
-ROOT = Path(__file__).resolve().parents[2]
-YANG_DIR = ROOT / "tests" / "yang"
-SIZES = (1_000, 10_000, 100_000)
-TARGETS = 300
-THREADS = (1, 8)
-SECONDS = 1.5
 TARGET_RATE = 200.0
-USER, PASSWORD = "bench", "bench-password"
 AUTH = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 JSON = "application/yang-data+json"
 ENTRY = "/restconf/data/bench-list:bench/entry"
-START_TIMEOUT_S = 180.0
-PERCENT = 100
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One measured cell."""
-
-    size: int
-    operation: str
-    threads: int
-    rate: float
-    p50_ms: float
-    p99_ms: float
-
-
-def seed(size: int) -> dict[str, object]:
-    """Running at start: the bench user, the targets and ``size`` entries."""
-    entries = [
-        {"id": key, "name": f"e{key}", "addr": f"10.{key >> 16}.{(key >> 8) & 255}.{key & 255}",
-         "target": f"t{key % TARGETS}", "weight": 1 + key % 1000}
-        for key in range(size)
-    ]  # fmt: skip
-    return {
-        "ietf-system:system": {
-            "authentication": {"user": [{"name": USER, "password": hash_password(PASSWORD)}]}
-        },
-        "bench-list:bench": {
-            "target": [{"name": f"t{n}"} for n in range(TARGETS)],
-            "entry": entries,
-        },
-    }
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Client:
@@ -136,124 +82,34 @@ OPERATIONS: dict[str, tuple[Operation, int]] = {
 def measure(port: int, size: int, name: str, threads: int) -> Figure:
     """Run one operation from ``threads`` clients for SECONDS; latencies in ms."""
     operation, expected = OPERATIONS[name]
-    latencies: list[float] = []
-    failures: list[int] = []
-    lock = threading.Lock()
-    deadline = time.monotonic() + SECONDS
 
-    def run(offset: int) -> None:
-        client = Client(port)
-        mine: list[float] = []
-        key = offset
-        while time.monotonic() < deadline:
-            began = time.perf_counter()
-            status = operation(client, key % size)
-            mine.append((time.perf_counter() - began) * 1000)
-            if status != expected:
-                failures.append(status)
-            key += 7919
-        with lock:
-            latencies.extend(mine)
+    def step(client: Client, key: int) -> int | None:
+        status = operation(client, key)
+        return None if status == expected else status
 
-    began = time.monotonic()
-    workers = [threading.Thread(target=run, args=(n * 104_729,)) for n in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    elapsed = time.monotonic() - began
+    clients = [Client(port) for _ in range(threads)]
+    latencies, elapsed, failures = common.drive(clients, step, size)
     if failures:
         raise SystemExit(f"{name} at {size}: unexpected statuses {sorted(set(failures))}")
-    ordered = sorted(latencies)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return Figure(size, name, threads, len(ordered) / elapsed, statistics.median(ordered), p99)
+    return common.figure(size, name, threads, latencies, elapsed)
 
 
 def check_rejections(port: int, size: int) -> list[str]:
     """Edits that must be refused, each with the datastore unchanged; returns the failures."""
     client = Client(port)
-    new = size + 1
-    cases = {
-        "dangling leafref": {"id": new, "name": "x", "addr": "192.0.2.1", "target": "nowhere"},
-        "duplicate unique": {"id": new, "name": "x", "addr": "10.0.0.1", "target": "t1"},
-        "missing mandatory": {"id": new, "addr": "192.0.2.2", "target": "t1"},
-    }
-    problems: list[str] = []
-    for reason, entry in cases.items():
-        status, _ = client.call("PUT", f"{ENTRY}={new}", {"bench-list:entry": [entry]})
-        if not 400 <= status < 500:  # noqa: PLR2004
-            problems.append(f"{reason}: status {status}")
-        if client.call("GET", f"{ENTRY}={new}")[0] != 404:  # noqa: PLR2004
-            problems.append(f"{reason}: the entry was created")
-    return problems
+
+    def refuse(entry: dict[str, object]) -> str | None:
+        status, _ = client.call("PUT", f"{ENTRY}={entry['id']}", {"bench-list:entry": [entry]})
+        return None if 400 <= status < 500 else f"status {status}"  # noqa: PLR2004
+
+    def exists(key: int) -> bool:
+        return client.call("GET", f"{ENTRY}={key}")[0] != 404  # noqa: PLR2004
+
+    return common.check_rejections(size, refuse, exists)
 
 
-def run_size(size: int, folder: Path) -> tuple[list[Figure], list[str], float]:
-    """Seed, start, measure and stop one server; returns figures, problems and start time."""
-    init = folder / f"init-{size}.json"
-    init.write_text(json.dumps(seed(size)))
-    port = _free_port()
-    log = (folder / f"serve-{size}.log").open("wb")
-    command = [
-        sys.executable, "-m", "controller.cli", "serve",
-        "--state-dir", str(folder / f"state-{size}"), "--yang-dir", str(YANG_DIR),
-        "--init-data", str(init), "--restconf-port", str(port),
-    ]  # fmt: skip
-    began = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
-    try:
-        _wait(port, process)
-        started = time.monotonic() - began
-        problems = check_rejections(port, size)
-        figures = [measure(port, size, name, threads) for name in OPERATIONS for threads in THREADS]
-        problems += check_rejections(port, size)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-    return figures, problems, started
-
-
-def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("catsctl serve exited during start-up")
-        try:
-            if Client(port).call("GET", "/restconf/yang-library-version")[0] == 200:  # noqa: PLR2004
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("catsctl serve did not start")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Measure every size and print the table, the ratios and the verdicts."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    args = parser.parse_args(argv)
-    figures: list[Figure] = []
-    failed = False
-    with tempfile.TemporaryDirectory(prefix="bench-restconf-") as temp:
-        for size in args.sizes:
-            found, problems, started = run_size(size, Path(temp))
-            figures += found
-            print(
-                f"{size:>7} entries: server ready in {started:.1f}s; refused edits: "
-                f"{problems or 'all refused, nothing changed'}",
-                flush=True,
-            )
-            failed = failed or bool(problems)
-    print(f"\n{'entries':>8} {'op':<6} {'threads':>7} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
-    for fig in figures:
-        print(
-            f"{fig.size:>8} {fig.operation:<6} {fig.threads:>7} {fig.rate:>9.0f} "
-            f"{fig.p50_ms:>8.2f} {fig.p99_ms:>8.2f}"
-        )
-    return 1 if _verdicts(figures, args.sizes) or failed else 0
+def _ready(port: int) -> bool:
+    return Client(port).call("GET", "/restconf/yang-library-version")[0] == 200  # noqa: PLR2004
 
 
 def _verdicts(figures: list[Figure], sizes: list[int]) -> bool:
@@ -275,6 +131,24 @@ def _verdicts(figures: list[Figure], sizes: list[int]) -> bool:
                 )
             print(line)
     return missed
+
+
+BENCH = common.Bench(
+    name="restconf",
+    description=__doc__.split("\n\n")[0],
+    operations=tuple(OPERATIONS),
+    options=lambda port: ["--restconf-port", str(port)],
+    ready=_ready,
+    check_rejections=check_rejections,
+    measure=measure,
+    columns=(6, "threads", "req/s"),
+    verdicts=_verdicts,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure every size and print the table, the ratios and the verdicts."""
+    return common.main(BENCH, argv)
 
 
 if __name__ == "__main__":
