@@ -10,6 +10,7 @@ from lxml import etree
 
 from controller.netconf.framing import Deframer, frame
 from controller.netconf.messages import BASE_10, BASE_11, BASE_NS, NC, to_bytes
+from tests.functional.restconf_server import ADMIN, Server
 
 Element = Any  # lxml.etree._Element
 
@@ -109,6 +110,22 @@ def connect_nc(port: int, user: str, password: str | None = None, **extra: Any) 
         timeout=30,
         **extra,
     )
+
+
+def admin_session(server: Server, *, base11: bool = True) -> RawSession:
+    """A raw session to the server as the admin (base:1.1 unless ``base11`` is False)."""
+    return RawSession(server.netconf_port, *ADMIN, base11=base11)
+
+
+def admin_nc(server: Server) -> Any:
+    """An ncclient session to the server as the admin."""
+    return connect_nc(server.netconf_port, *ADMIN)
+
+
+def ok(reply: Element) -> Element:
+    """Assert a reply has no rpc-error; return it."""
+    assert error_items(reply) == [], etree.tostring(reply).decode()
+    return reply
 
 
 def error_items(reply: Element) -> list[dict[str, str]]:

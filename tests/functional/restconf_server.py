@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -17,8 +16,9 @@ from typing import Any
 
 import requests
 
-from controller.restconf.auth import hash_password
+from controller.auth import hash_password
 from tests.conftest import ROOT
+from tools.bench.common import stop
 
 TEST_YANG = ROOT / "tests" / "yang"
 ADMIN = ("admin", "admin-secret")
@@ -33,6 +33,16 @@ def admin_users() -> dict[str, object]:
     return {
         "ietf-system:system": {"authentication": {"user": [{"name": ADMIN[0], "password": _HASH}]}}
     }
+
+
+def small_bench() -> dict[str, object]:
+    """The admin and a small bench-list: target ``t1`` and entry 1 (``one``) pointing at it."""
+    document = admin_users()
+    document["bench-list:bench"] = {
+        "target": [{"name": "t1"}],
+        "entry": [{"id": 1, "name": "one", "target": "t1", "weight": 5}],
+    }
+    return document
 
 
 def free_port() -> int:
@@ -136,9 +146,11 @@ def running_server(
     finally:
         session.close()
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, timeout=10)
+
+
+@contextlib.contextmanager
+def seeded_server(folder: Path, document: dict[str, object], *extra: str) -> Iterator[Server]:
+    """:func:`running_server` in ``folder`` with running seeded from ``document``."""
+    with running_server(folder / "state", write_init(folder, document), *extra) as running:
+        yield running

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from lxml import etree
-from ncclient import manager
 from ncclient.operations.rpc import RPCError
 
 from controller.netconf.messages import BASE_11, NC
-from tests.functional.netconf_client import RawSession, error_tags
-from tests.functional.restconf_server import (
-    ADMIN,
-    JSON,
-    Server,
-    admin_users,
-    running_server,
-    write_init,
-)
+from tests.functional.netconf_client import RawSession, admin_nc, admin_session, error_tags
+from tests.functional.restconf_server import JSON, Server, small_bench
 
 pytestmark = pytest.mark.functional
 BL = "urn:example:bench-list"
@@ -29,34 +20,7 @@ CONFIG_NS = 'xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"'
 
 def seed() -> dict[str, object]:
     """Running at start: the admin and a small bench-list."""
-    document: dict[str, object] = admin_users()
-    document["bench-list:bench"] = {
-        "target": [{"name": "t1"}],
-        "entry": [{"id": 1, "name": "one", "target": "t1", "weight": 5}],
-    }
-    return document
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One ``catsctl serve`` for the module."""
-    folder = tmp_path_factory.mktemp("netconf")
-    with running_server(folder / "state", write_init(folder, seed())) as running:
-        yield running
-
-
-def connect(server: Server) -> Any:
-    """An ncclient session as the admin."""
-    return manager.connect(
-        host="127.0.0.1",
-        port=server.netconf_port,
-        username=ADMIN[0],
-        password=ADMIN[1],
-        hostkey_verify=False,
-        allow_agent=False,
-        look_for_keys=False,
-        timeout=30,
-    )
+    return small_bench()
 
 
 def config(body: str) -> str:
@@ -82,7 +46,7 @@ def drain(raw: RawSession) -> None:
 
 
 def test_hello_capabilities_and_session_ids(server: Server) -> None:
-    with connect(server) as first, connect(server) as second:
+    with admin_nc(server) as first, admin_nc(server) as second:
         caps = list(first.server_capabilities)
         assert BASE_11 in caps
         assert any(":candidate:1.0" in cap for cap in caps)
@@ -91,7 +55,7 @@ def test_hello_capabilities_and_session_ids(server: Server) -> None:
 
 
 def test_base_10_end_of_message_framing(server: Server) -> None:
-    with RawSession(server.netconf_port, *ADMIN, base11=False) as raw:
+    with admin_session(server, base11=False) as raw:
         operation = etree.Element(NC + "get-config")
         etree.SubElement(etree.SubElement(operation, NC + "source"), NC + "running")
         reply = raw.rpc(operation, "m-1")
@@ -100,7 +64,7 @@ def test_base_10_end_of_message_framing(server: Server) -> None:
 
 
 def test_edit_config_merge_delete_and_filters(server: Server) -> None:
-    with connect(server) as m:
+    with admin_nc(server) as m:
         m.edit_config(target="running", config=config("<entry><id>10</id><name>ten</name></entry>"))
         assert "10" in bench(m)
         picked = m.get_config("running", filter=("xpath", "/bench-list:bench/entry[id=10]"))
@@ -125,7 +89,7 @@ def test_edit_config_merge_delete_and_filters(server: Server) -> None:
     ],
 )  # fmt: skip
 def test_edit_config_errors_change_nothing(server: Server, body: str, tag: str) -> None:
-    with connect(server) as m:
+    with admin_nc(server) as m:
         before = bench(m)
         with pytest.raises(RPCError) as raised:
             m.edit_config(target="running", config=config(body))
@@ -134,7 +98,7 @@ def test_edit_config_errors_change_nothing(server: Server, body: str, tag: str) 
 
 
 def test_unknown_namespace(server: Server) -> None:
-    with connect(server) as m, pytest.raises(RPCError) as raised:
+    with admin_nc(server) as m, pytest.raises(RPCError) as raised:
         m.edit_config(
             target="running", config=f'<config {CONFIG_NS}><x xmlns="urn:nope"/></config>'
         )
@@ -142,7 +106,7 @@ def test_unknown_namespace(server: Server) -> None:
 
 
 def test_candidate_commit_discard_and_validate(server: Server) -> None:
-    with connect(server) as m:
+    with admin_nc(server) as m:
         m.edit_config(target="candidate", config=config("<entry><id>30</id><name>c</name></entry>"))
         assert "30" in bench(m, "candidate")
         assert "30" not in bench(m)
@@ -156,7 +120,7 @@ def test_candidate_commit_discard_and_validate(server: Server) -> None:
 
 def test_continue_on_error_keeps_the_successes(server: Server) -> None:
     body = "<entry><id>40</id><name>ok</name></entry><entry><id>41</id></entry>"
-    with connect(server) as m:
+    with admin_nc(server) as m:
         with pytest.raises(RPCError):
             m.edit_config(target="running", config=config(body), error_option="continue-on-error")
         assert "40" in bench(m)
@@ -164,9 +128,9 @@ def test_continue_on_error_keeps_the_successes(server: Server) -> None:
 
 
 def test_lock_across_sessions_and_protocols(server: Server) -> None:
-    first = connect(server)
+    first = admin_nc(server)
     first.lock("running")
-    with connect(server) as second:
+    with admin_nc(server) as second:
         with pytest.raises(RPCError) as raised:
             second.lock("running")
         assert raised.value.tag == "lock-denied"
@@ -188,16 +152,16 @@ def test_lock_across_sessions_and_protocols(server: Server) -> None:
 
 
 def test_kill_session_releases_its_lock(server: Server) -> None:
-    victim = connect(server)
+    victim = admin_nc(server)
     victim.lock("candidate")
-    with connect(server) as killer:
+    with admin_nc(server) as killer:
         killer.kill_session(victim.session_id)
         killer.lock("candidate")  # released before kill-session was answered (RFC 6241 7.9)
         killer.unlock("candidate")
 
 
 def test_confirmed_commit_timeout_rolls_back_and_confirm_keeps(server: Server) -> None:
-    with connect(server) as m:
+    with admin_nc(server) as m:
         m.edit_config(target="candidate", config=config("<entry><id>60</id><name>c</name></entry>"))
         m.commit(confirmed=True, timeout="1")
         assert "60" in bench(m)
@@ -211,10 +175,10 @@ def test_confirmed_commit_timeout_rolls_back_and_confirm_keeps(server: Server) -
 
 
 def test_persistent_confirmed_commit_and_cancel(server: Server) -> None:
-    with connect(server) as m:
+    with admin_nc(server) as m:
         m.edit_config(target="candidate", config=config("<entry><id>70</id><name>p</name></entry>"))
         m.commit(confirmed=True, timeout="60", persist="token-1")
-    with connect(server) as other:
+    with admin_nc(server) as other:
         assert "70" in bench(other)  # survived the session
         with pytest.raises(RPCError):
             other.cancel_commit(persist_id="wrong")
@@ -223,7 +187,7 @@ def test_persistent_confirmed_commit_and_cancel(server: Server) -> None:
 
 
 def test_bad_input_gets_errors_and_the_server_keeps_serving(server: Server) -> None:
-    with RawSession(server.netconf_port, *ADMIN) as raw:
+    with admin_session(server) as raw:
         assert error_tags(raw.send(b"<rpc message-id='1' <<<")) == ["malformed-message"]
         no_id = etree.Element(NC + "rpc")
         etree.SubElement(no_id, NC + "get")
@@ -233,5 +197,5 @@ def test_bad_input_gets_errors_and_the_server_keeps_serving(server: Server) -> N
         raw.send_raw(b"\n#zz\n<rpc/>\n##\n")  # broken chunk framing: the session ends
         with pytest.raises((EOFError, OSError)):
             drain(raw)
-    with connect(server) as m:
+    with admin_nc(server) as m:
         assert "1" in bench(m)

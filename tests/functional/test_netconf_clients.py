@@ -14,19 +14,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.functional.restconf_server import (
-    ADMIN,
-    TEST_YANG,
-    Server,
-    admin_users,
-    running_server,
-    write_init,
-)
+from tests.functional.restconf_server import ADMIN, TEST_YANG, Server, admin_users
 
 pytestmark = pytest.mark.functional
 BL = "urn:example:bench-list"
@@ -34,14 +26,11 @@ CLIENT_TIMEOUT_S = 60
 CONSOLE = Path(sys.executable).with_name("netconf-console2")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One ``catsctl serve`` with an empty bench-list."""
-    folder = tmp_path_factory.mktemp("netconf-clients")
+def seed() -> dict[str, object]:
+    """The admin and an empty bench-list."""
     document = admin_users()
     document["bench-list:bench"] = {"target": [{"name": "t1"}]}
-    with running_server(folder / "state", write_init(folder, document)) as running:
-        yield running
+    return document
 
 
 def console(

@@ -33,7 +33,7 @@ from tests.functional.netconf_client import (
     only_error,
     operation,
 )
-from tests.functional.restconf_server import ADMIN, Server, admin_users, running_server, write_init
+from tests.functional.restconf_server import ADMIN, Server, seeded_server, small_bench
 
 pytestmark = pytest.mark.functional
 BL = "urn:example:bench-list"
@@ -44,30 +44,23 @@ PLUGINS = ("tests.functional.plugins.rc_test_plugin", "tests.functional.netconf_
 Element = Any
 
 
-def seed() -> dict[str, Any]:
+SERVE_ARGS = (
+    *[arg for name in PLUGINS for arg in ("--plugin", name)],
+    "--read-only-group",
+    "readers",
+)
+
+
+def seed() -> dict[str, object]:
     """The admin, a reader in the read-only group, bench-list and an rc-test link."""
-    document: dict[str, Any] = admin_users()
+    document: dict[str, Any] = small_bench()
     users = document["ietf-system:system"]["authentication"]["user"]
     users.append({"name": READER[0], "password": users[0]["password"]})
     document["ietf-netconf-acm:nacm"] = {
         "groups": {"group": [{"name": "readers", "user-name": [READER[0]]}]}
     }
-    document["bench-list:bench"] = {
-        "target": [{"name": "t1"}],
-        "entry": [{"id": 1, "name": "one", "target": "t1", "weight": 5}],
-    }
     document["rc-test:top"] = {"link": [{"from": "a", "to": "b", "speed": 1}]}
     return document
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``catsctl serve`` with the test plugins and a read-only group."""
-    folder = tmp_path_factory.mktemp("netconf-errors")
-    plugins = [arg for name in PLUGINS for arg in ("--plugin", name)]
-    extra = (*plugins, "--read-only-group", "readers")
-    with running_server(folder / "state", write_init(folder, seed()), *extra) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +68,7 @@ def bounded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server that takes two sessions and messages of at most 64 KiB."""
     folder = tmp_path_factory.mktemp("netconf-bounded")
     extra = ("--netconf-max-sessions", "2", "--netconf-max-message-size", "65536")
-    with running_server(folder / "state", write_init(folder, seed()), *extra) as running:
+    with seeded_server(folder, seed(), *extra) as running:
         yield running
 
 

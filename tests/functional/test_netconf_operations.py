@@ -14,13 +14,15 @@ from controller.netconf.messages import NC
 from tests.functional.netconf_client import (
     BENCH_NS,
     RawSession,
+    admin_session,
     bench_edit,
     error_items,
+    ok,
     on_datastore,
     only_error,
     operation,
 )
-from tests.functional.restconf_server import ADMIN, Server, admin_users, running_server, write_init
+from tests.functional.restconf_server import Server, small_bench
 
 pytestmark = pytest.mark.functional
 RCT = "urn:example:rc-test"
@@ -33,37 +35,21 @@ MON = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 Element = Any
 
 
-def seed() -> dict[str, Any]:
+SERVE_ARGS = ("--plugin", "tests.functional.plugins.rc_test_plugin")
+
+
+def seed() -> dict[str, object]:
     """The admin, a small bench-list and rc-test's top (mtu left to its default)."""
-    document: dict[str, Any] = admin_users()
-    document["bench-list:bench"] = {
-        "target": [{"name": "t1"}],
-        "entry": [{"id": 1, "name": "one", "target": "t1", "weight": 5}],
-    }
+    document = small_bench()
     document["rc-test:top"] = {"name": "top"}
     return document
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``catsctl serve`` with the rc-test plugin."""
-    folder = tmp_path_factory.mktemp("netconf-operations")
-    plugin = ("--plugin", "tests.functional.plugins.rc_test_plugin")
-    with running_server(folder / "state", write_init(folder, seed()), *plugin) as running:
-        yield running
 
 
 @pytest.fixture
 def session(server: Server) -> Iterator[RawSession]:
     """A raw base:1.1 session as the admin."""
-    with RawSession(server.netconf_port, *ADMIN) as raw:
+    with admin_session(server) as raw:
         yield raw
-
-
-def ok(reply: Element) -> Element:
-    """Assert a reply has no rpc-error; return it."""
-    assert error_items(reply) == [], etree.tostring(reply).decode()
-    return reply
 
 
 def ids(session: RawSession, datastore: str = "running") -> list[int]:

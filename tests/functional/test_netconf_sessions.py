@@ -4,7 +4,6 @@ and 100 concurrent sessions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,12 +16,14 @@ from controller.netconf.messages import NC
 from tests.functional.netconf_client import (
     BENCH_NS,
     RawSession,
+    admin_session,
     bench_edit,
     error_items,
+    ok,
     on_datastore,
     operation,
 )
-from tests.functional.restconf_server import ADMIN, Server, admin_users, running_server, write_init
+from tests.functional.restconf_server import ADMIN, Server, small_bench
 
 pytestmark = pytest.mark.functional
 MON = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
@@ -34,33 +35,9 @@ SESSIONS = 100
 Element = Any
 
 
-def seed() -> dict[str, Any]:
+def seed() -> dict[str, object]:
     """The admin and a small bench-list."""
-    document: dict[str, Any] = admin_users()
-    document["bench-list:bench"] = {
-        "target": [{"name": "t1"}],
-        "entry": [{"id": 1, "name": "one", "target": "t1", "weight": 5}],
-    }
-    return document
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One ``catsctl serve`` for the module."""
-    folder = tmp_path_factory.mktemp("netconf-sessions")
-    with running_server(folder / "state", write_init(folder, seed())) as running:
-        yield running
-
-
-def admin(server: Server) -> RawSession:
-    """A raw base:1.1 session as the admin."""
-    return RawSession(server.netconf_port, *ADMIN)
-
-
-def ok(reply: Element) -> Element:
-    """Assert a reply has no rpc-error; return it."""
-    assert error_items(reply) == [], etree.tostring(reply).decode()
-    return reply
+    return small_bench()
 
 
 def subscribe(session: RawSession, *, only: str | None = None, **times: datetime) -> None:
@@ -90,7 +67,7 @@ def name_of(element: Element) -> str:
 
 
 def test_netconf_state_lists_sessions_schemas_datastores_locks_statistics(server: Server) -> None:
-    with admin(server) as session:
+    with admin_session(server) as session:
         ok(session.rpc(on_datastore(operation("lock"), "target", "candidate")))
         get = operation("get")
         holder = etree.SubElement(get, NC + "filter", type="subtree")
@@ -116,10 +93,10 @@ def test_netconf_state_lists_sessions_schemas_datastores_locks_statistics(server
 
 def test_replay_between_start_and_stop_time(server: Server) -> None:
     start = datetime.now(UTC) - timedelta(seconds=1)
-    with admin(server) as session:
+    with admin_session(server) as session:
         ok(session.rpc(bench_edit("<entry><id>200</id><name>replayed</name></entry>")))
     stop = datetime.now(UTC) + timedelta(milliseconds=200)
-    with admin(server) as session:
+    with admin_session(server) as session:
         subscribe(session, only="netconf-config-change", startTime=start, stopTime=stop)
         seen: list[Element] = []
         while not seen or name_of(seen[-1]) != "replayComplete":
@@ -142,9 +119,9 @@ def next_event(session: RawSession, name: str, session_id: int | None = None) ->
 
 
 def test_session_config_change_and_confirmed_commit_events(server: Server) -> None:
-    with admin(server) as listener:
+    with admin_session(server) as listener:
         subscribe(listener)
-        with admin(server) as other:
+        with admin_session(server) as other:
             started = next_event(listener, "netconf-session-start", other.session_id)
             ok(other.rpc(bench_edit("<entry><id>210</id><name>e</name></entry>")))
             change = next_event(listener, "netconf-config-change")
@@ -165,9 +142,9 @@ def test_session_config_change_and_confirmed_commit_events(server: Server) -> No
 
 
 def test_a_dropped_session_cancels_its_confirmed_commit(server: Server) -> None:
-    with admin(server) as listener:
+    with admin_session(server) as listener:
         subscribe(listener, only="netconf-confirmed-commit")
-        dropped = admin(server)
+        dropped = admin_session(server)
         ok(dropped.rpc(bench_edit("<entry><id>220</id><name>d</name></entry>", "candidate")))
         ok(dropped.rpc(operation("commit", confirmed="", confirm_timeout="120")))
         start = next_event(listener, "netconf-confirmed-commit")
@@ -193,7 +170,7 @@ def test_public_key_authentication(server: Server) -> None:
         f"<algorithm>{key.get_name()}</algorithm><key-data>{key.get_base64()}</key-data>"
         "</authorized-key></user></authentication></system></config>"
     )
-    with admin(server) as session:
+    with admin_session(server) as session:
         ok(session.rpc(_edit(config)))
     with RawSession(server.netconf_port, ADMIN[0], pkey=key) as by_key:
         assert by_key.session_id > 0
@@ -235,7 +212,7 @@ def test_100_concurrent_sessions_read_and_edit(server: Server) -> None:
     tags = [tag for found in results for tag in found]
     assert set(tags) <= {"data-exists", "lock-denied"}
     assert tags.count("data-exists") == SESSIONS - 1  # exactly one create of 999 won
-    with admin(server) as session:
+    with admin_session(server) as session:
         reply = ok(session.rpc(on_datastore(operation("get-config"), "source", "running")))
     found = {int(node.text) for node in reply.iter(f"{{{BENCH_NS}}}id")}
     assert set(range(1000, 1000 + SESSIONS)) | {999} <= found

@@ -6,7 +6,6 @@ One server serves the module; each test uses its own keys so that tests stay ind
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,7 @@ import pytest
 import requests
 from lxml import etree
 
-from tests.functional.restconf_server import (
-    JSON,
-    XML,
-    Server,
-    admin_users,
-    running_server,
-    write_init,
-)
+from tests.functional.restconf_server import JSON, XML, Server, admin_users, seeded_server
 
 pytestmark = pytest.mark.functional
 
@@ -46,14 +38,6 @@ def seed() -> dict[str, object]:
         ],
     }
     return document
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One ``catsctl serve`` for the module."""
-    folder = tmp_path_factory.mktemp("restconf")
-    with running_server(folder / "state", write_init(folder, seed())) as running:
-        yield running
 
 
 def hops(server: Server) -> list[str]:
@@ -573,8 +557,7 @@ def test_error_path_names_the_node(server: Server) -> None:
 
 
 def test_oversize_body_is_413(tmp_path: Path) -> None:
-    init = write_init(tmp_path, admin_users())
-    with running_server(tmp_path / "state", init, "--max-body-size", "1000") as small:
+    with seeded_server(tmp_path, admin_users(), "--max-body-size", "1000") as small:
         body = json.dumps({"rc-test:top": {"name": "x" * 2000}})
         reply = small.request("PUT", TOP, data=body, headers={"Content-Type": JSON})
         assert_error(reply, 413, "too-big")

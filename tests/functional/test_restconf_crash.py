@@ -20,7 +20,7 @@ from tests.functional.restconf_server import (
     Server,
     admin_users,
     running_server,
-    write_init,
+    seeded_server,
 )
 
 pytestmark = pytest.mark.functional
@@ -61,9 +61,8 @@ def writer(server: Server, first: int, acknowledged: list[int], stop: threading.
 
 def test_sigkill_keeps_every_acknowledged_edit(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    init = write_init(tmp_path, seed())
     acknowledged: list[int] = []
-    with running_server(state, init) as server:
+    with seeded_server(tmp_path, seed()) as server:
         stop = threading.Event()
         threads = [
             threading.Thread(target=writer, args=(server, 1 + n * 1_000_000, acknowledged, stop))

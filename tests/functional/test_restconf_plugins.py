@@ -5,21 +5,13 @@ The server runs tests/functional/plugins/rc_test_plugin.py, which serves rc-test
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 from lxml import etree
 
-from tests.functional.restconf_server import (
-    JSON,
-    XML,
-    Server,
-    admin_users,
-    running_server,
-    write_init,
-)
+from tests.functional.restconf_server import JSON, XML, Server, admin_users
 
 pytestmark = pytest.mark.functional
 
@@ -29,14 +21,14 @@ RESTCONF_NS = "urn:ietf:params:xml:ns:yang:ietf-restconf"
 PING = "operations/rc-test:ping"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server with the rc-test plugin and one link."""
-    folder = tmp_path_factory.mktemp("plugins")
-    seed: dict[str, object] = admin_users()
-    seed["rc-test:top"] = {"link": [{"from": "x", "to": "y", "speed": 10}]}
-    with running_server(folder / "state", write_init(folder, seed), "--plugin", PLUGIN) as running:
-        yield running
+SERVE_ARGS = ("--plugin", PLUGIN)
+
+
+def seed() -> dict[str, object]:
+    """The admin and one link."""
+    document = admin_users()
+    document["rc-test:top"] = {"link": [{"from": "x", "to": "y", "speed": 10}]}
+    return document
 
 
 def post(server: Server, path: str, body: object) -> requests.Response:

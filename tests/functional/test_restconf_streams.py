@@ -6,7 +6,6 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,21 +14,13 @@ import pytest
 import requests
 from lxml import etree
 
-from tests.functional.restconf_server import JSON, Server, admin_users, running_server, write_init
+from tests.functional.restconf_server import JSON, Server, admin_users, seeded_server
 
 pytestmark = pytest.mark.functional
 STREAM = "streams/json/NETCONF"
 XML_STREAM = "streams/xml/NETCONF"
 NOTIFICATION_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
 NC_NOTIFICATIONS_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-notifications"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server whose running holds the admin only."""
-    folder = tmp_path_factory.mktemp("streams")
-    with running_server(folder / "state", write_init(folder, admin_users())) as running:
-        yield running
 
 
 def events(reply: requests.Response, count: int) -> list[tuple[str, Any]]:
@@ -173,7 +164,7 @@ def test_streams_need_authentication(server: Server, tmp_path: Path) -> None:
 
 def test_sigterm_with_an_open_stream_stops_at_once(tmp_path: Path) -> None:
     """Shutdown ends the subscriptions, so an idle stream does not hold a worker."""
-    with running_server(tmp_path / "state", write_init(tmp_path, admin_users())) as server:
+    with seeded_server(tmp_path, admin_users()) as server:
         with server.request("GET", STREAM, stream=True, timeout=20) as reply:
             assert next(reply.iter_lines()) == b": subscribed"
             started = time.monotonic()
