@@ -11,14 +11,18 @@ parsed and validated as a reply (``LYD_TYPE_REPLY_YANG``) and returned in RESTCO
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from typing import Any
+
+from lxml import etree
 
 from controller.datastore import datapath
 from controller.datastore.errors import refuse
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
+
+# No entities, no network: RPC input comes from clients.
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 
 _RPC = nodes.lib.LYD_TYPE_RPC_YANG
 _REPLY = nodes.lib.LYD_TYPE_REPLY_YANG
@@ -84,15 +88,20 @@ def _innermost(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def xml_to_yang_form(document: str, schema: Any) -> str:
-    """Rename a RESTCONF ``<input>`` root to the RPC's name (RPCs only)."""
+    """Rename a RESTCONF ``<input>`` root to the RPC's name (RPCs only).
+
+    lxml keeps every namespace declaration of the document, including those that only
+    identityref values use (``<objective>sm:minimize-latency</objective>``).
+    """
     try:
-        root = ET.fromstring(document)
-    except ET.ParseError as exc:
+        root = etree.fromstring(document.encode(), _PARSER)
+    except etree.XMLSyntaxError as exc:
         raise refuse("malformed-message", f"malformed XML input: {exc}") from exc
     namespace = nodes.ffi.string(schema.module.ns).decode()
-    if root.tag == f"{{{namespace}}}input":
-        root.tag = f"{{{namespace}}}{nodes.ffi.string(schema.name).decode()}"
-    return ET.tostring(root, encoding="unicode")
+    if root.tag != f"{{{namespace}}}input":
+        return document
+    root.tag = f"{{{namespace}}}{nodes.ffi.string(schema.name).decode()}"
+    return str(etree.tostring(root, encoding="unicode"))
 
 
 def parse_input(ctx: Any, path: str, document: str, encoding: Encoding, dep: Node) -> Node:
@@ -145,9 +154,11 @@ def build_output(
             inner = next(iter(printed.values()))
             return json.dumps({f"{module}:output": inner}, indent=2)
         namespace = nodes.ffi.string(schema.module.ns).decode()
-        wrapper = ET.Element(f"{{{namespace}}}output")
+        wrapper = etree.Element(f"{{{namespace}}}output", nsmap={None: namespace})
         for child in kids:
-            wrapper.append(ET.fromstring(nodes.print_tree(child, Encoding.XML)))
-        return ET.tostring(wrapper, encoding="unicode", default_namespace=namespace)
+            wrapper.append(
+                etree.fromstring(nodes.print_tree(child, Encoding.XML).encode(), _PARSER)
+            )
+        return str(etree.tostring(wrapper, encoding="unicode"))
     finally:
         nodes.free_all(tree)
