@@ -13,6 +13,8 @@ from pathlib import Path
 from types import TracebackType
 
 from controller.auth import LocalUsers
+from controller.cps import RunningConfig, ServiceMetrics
+from controller.cps import register as register_cps
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -129,6 +131,8 @@ class Application:
         )
         self.netconf: NetconfParts | None = None
         registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
+        self.service_metrics = ServiceMetrics(RunningConfig(lambda: self.core))
+        register_cps(registrations, self.service_metrics)  # plugins may replace its entries
         fresh = is_new_state_dir(settings.state_dir)
         try:
             apply_plugins(settings.plugins, registrations)

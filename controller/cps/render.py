@@ -1,0 +1,114 @@
+"""The CST, NST and report senders as RFC 7951 JSON, rendered only when read.
+
+``computing-service-table``, ``network-service-table`` and ``report-senders`` of
+ietf-cats-service-metrics (service-metrics-op 6.2.1, 6.2.2, 8). decimal64 and 64-bit counters
+are strings, as RFC 7951 6.1 writes them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from controller.cps.ingest import Attribution, SenderRecord
+from controller.cps.policy import Json
+from controller.selection import CstEntry, Micros, NstEntry, to_ms
+from controller.selection.units import Timestamp
+
+
+def date_and_time(moment: Timestamp) -> str:
+    """A yang:date-and-time in UTC with microseconds."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def ms(value: Micros) -> str:
+    """A cats-t:milliseconds value (decimal64, three fraction digits)."""
+    return str(to_ms(value))
+
+
+def age(now: Timestamp, since: Timestamp) -> str:
+    """Milliseconds elapsed from ``since`` to ``now`` (0 if the clock stepped back)."""
+    return ms(Micros(max(0, round((now - since) * 1_000_000))))
+
+
+def _present(values: Json) -> Json:
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def cst_json(entry: CstEntry, meta: Attribution, now: Timestamp) -> Json:
+    """One ``computing-service-table/entry``; an aged-out entry shows GAS 0 in force (8)."""
+    aged_out = entry.expired(now)
+    values: Json = {
+        "cs-id": entry.cs_id,
+        "csci-id": entry.csci_id,
+        "gas": 0 if aged_out else entry.gas,
+        "reported-gas": entry.gas,
+        "computing-time": ms(entry.computing_time),
+        "price": entry.price,
+        "reputation": entry.reputation,
+        "security-level": entry.security_level,
+        "security-level-validated": entry.security_level_validated,
+        "health": entry.health.value,
+        "egress": entry.egress,
+        "site": entry.site,
+    }
+    reported = dict(meta.reported)
+    observed_by = reported.pop("source", None)
+    values.update(reported)
+    values.update(
+        {
+            "source": meta.sender,
+            "observed-by": observed_by,
+            "last-updated": date_and_time(entry.last_updated),
+            "last-changed": date_and_time(meta.last_changed),
+            "sequence": str(meta.sequence),
+            "age": age(now, entry.last_updated),
+            "expiry-time": date_and_time(entry.expiry),
+            "aged-out": aged_out,
+        }
+    )
+    return _present(values)
+
+
+def nst_json(entry: NstEntry, meta: Attribution, now: Timestamp, lifetime: float | None) -> Json:
+    """One ``network-service-table/entry``; stale past ``network-entry-lifetime``."""
+    values: Json = {
+        "ingress": entry.ingress,
+        "egress": entry.egress,
+        "network-delay": ms(entry.network_delay),
+        "jitter": None if entry.jitter is None else ms(entry.jitter),
+        "bandwidth": entry.bandwidth,
+        "loss-rate": entry.loss_rate,
+        "delay-reported-in": "microseconds" if meta.delay_in_us else "milliseconds",
+    }
+    values.update(meta.reported)
+    values.update(
+        {
+            "source": meta.sender,
+            "last-updated": date_and_time(entry.last_updated),
+            "last-changed": date_and_time(meta.last_changed),
+            "sequence": str(meta.sequence),
+            "age": age(now, entry.last_updated),
+            "stale": lifetime is not None and now - entry.last_updated > lifetime,
+        }
+    )
+    return _present(values)
+
+
+def sender_json(record: SenderRecord, entries: int) -> Json:
+    """One ``report-senders/sender`` with its counters."""
+    values: Json = {
+        "source": record.source,
+        "component": f"ietf-cats-types:{record.component}",
+        "last-sequence": None if record.last_sequence is None else str(record.last_sequence),
+        "last-report": None if record.last_report is None else date_and_time(record.last_report),
+        "entries": entries,
+        "discontinuity-time": date_and_time(record.discontinuity),
+        "counters": {
+            "reports-accepted": str(record.reports_accepted),
+            "entries-accepted": str(record.entries_accepted),
+            "refused-sequence": str(record.refused_sequence),
+            "refused-clock-skew": str(record.refused_clock_skew),
+            "refused-not-authorized": str(record.refused_not_authorized),
+        },
+    }
+    return _present(values)
