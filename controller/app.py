@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from controller.datastore.api import (
     Revision,
 )
 from controller.datastore.core import Core, permit_all
+from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
 from controller.model.paths import PathResolver
@@ -131,7 +133,9 @@ class Application:
         )
         self.netconf: NetconfParts | None = None
         registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
-        self.service_metrics = ServiceMetrics(RunningConfig(lambda: self.core))
+        self.service_metrics = ServiceMetrics(
+            RunningConfig(lambda: self.core), publish=self._publish_notification
+        )
         register_cps(registrations, self.service_metrics)  # plugins may replace its entries
         fresh = is_new_state_dir(settings.state_dir)
         try:
@@ -171,6 +175,13 @@ class Application:
                 "no users in ietf-system:system/authentication: every request gets 401; "
                 "seed one with --init-data (see catsctl hash-password)"
             )
+
+    def _publish_notification(self, document: dict[str, object]) -> None:
+        """Put an application notification on the NETCONF stream (validated by the core)."""
+        try:
+            self.core.publish("NETCONF", json.dumps(document))
+        except CatsError:  # the application's fault; the report or decision stands
+            LOG.exception("an ietf-cats-service-metrics notification failed validation")
 
     def _netconf_state(self) -> dict[str, object]:
         return self.netconf.state() if self.netconf is not None else {}

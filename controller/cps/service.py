@@ -28,10 +28,9 @@ from controller.datastore.api import (
     ServerCore,
 )
 from controller.selection import (
-    ComputingServiceTable,
     CsId,
     ForwarderId,
-    NetworkServiceTable,
+    SelectionIndex,
     SelectionRequest,
     explain,
 )
@@ -81,15 +80,35 @@ class RunningConfig:
         return found if isinstance(found, dict) else {}
 
 
-class ServiceMetrics:
-    """The C-PS state of ietf-cats-service-metrics and the handlers that change it."""
+Publisher = Callable[[Json], None]
+"""Emits one notification of ietf-cats-service-metrics, given as RFC 7951 JSON."""
 
-    def __init__(self, config: ConfigSource, clock: Callable[[], Timestamp] = time.time) -> None:
+
+def _no_publisher(document: Json) -> None:
+    del document
+
+
+class ServiceMetrics:
+    """The C-PS state of ietf-cats-service-metrics and the handlers that change it.
+
+    The CST and NST live in a :class:`SelectionIndex`, so select-service can use the TST index
+    (``select``) as well as evaluate every candidate (``explain``). ``publish`` is called
+    outside the lock with each notification document.
+    """
+
+    def __init__(
+        self,
+        config: ConfigSource,
+        clock: Callable[[], Timestamp] = time.time,
+        publish: Publisher = _no_publisher,
+    ) -> None:
         self._config = config
         self._clock = clock
+        self._publish = publish
         self._lock = threading.Lock()
-        self.cst = ComputingServiceTable()
-        self.nst = NetworkServiceTable()
+        self.index = SelectionIndex()
+        self.cst = self.index.cst
+        self.nst = self.index.nst
         self._cst_meta: dict[tuple[str, str], Attribution] = {}
         self._nst_meta: dict[tuple[ForwarderId, ForwarderId], Attribution] = {}
         self._senders: dict[str, SenderRecord] = {}
@@ -129,7 +148,8 @@ class ServiceMetrics:
                     refused.append(_refused_entry(item, principal.user))
                     continue
                 entry = ingest.cst_entry(item, now, config.update, attachment, members.get("site"))
-                old = self.cst.put(entry)
+                old = self.cst.get(entry.cs_id, entry.csci_id)
+                self.index.put_cst(entry)
                 key = (entry.cs_id, entry.csci_id)
                 changed = ingest.cst_changed(old, entry)
                 last_changed = now if changed else self._cst_meta[key].last_changed
@@ -157,7 +177,8 @@ class ServiceMetrics:
             paths = members.get("path", ())
             for item in paths:
                 entry = ingest.nst_entry(item, now)
-                old = self.nst.put(entry)
+                old = self.nst.get(entry.ingress, entry.egress)
+                self.index.put_nst(entry)
                 key = (entry.ingress, entry.egress)
                 changed = ingest.nst_changed(old, entry)
                 last_changed = now if changed else self._nst_meta[key].last_changed
