@@ -99,11 +99,14 @@ def candidate_json(report: CandidateReport) -> Json:
     return {name: value for name, value in values.items() if value is not None}
 
 
-def outcome_json(outcome: Outcome) -> Json:
-    """The ``selection-outcome`` grouping of a run of :func:`controller.selection.explain`."""
+def outcome_json(outcome: Outcome, report: str = "all") -> Json:
+    """The ``selection-outcome`` grouping; ``report`` is the candidate-report asked for, and
+    the list is called complete whenever the selection evaluated every candidate."""
+    listed = report if report == "none" or not outcome.complete else "all"
     values: Json = {
         "result": outcome.result.value,
         "fallback-level": fallback_level(outcome.fallback_level),
+        "candidate-report": listed,
         "csci-id": outcome.csci_id,
         "egress": outcome.egress,
         "computing-time": _time(outcome.computing_time),
@@ -135,6 +138,7 @@ class DecisionRecord:
     request: Json  # the record's ``request`` container
     requirement: Json  # the merged service-requirement document
     outcome: Outcome
+    report: str = "all"  # the candidate-report asked for
 
 
 def record_json(record: DecisionRecord) -> Json:
@@ -147,7 +151,7 @@ def record_json(record: DecisionRecord) -> Json:
     }
     if record.requirement:
         values["requirement"] = record.requirement
-    values.update(outcome_json(record.outcome))
+    values.update(outcome_json(record.outcome, record.report))
     return values
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from controller.cps import decisions, ingest, policy, render
@@ -28,11 +29,13 @@ from controller.datastore.api import (
     ServerCore,
 )
 from controller.selection import (
+    CsciId,
     CsId,
     ForwarderId,
     SelectionIndex,
     SelectionRequest,
     explain,
+    select,
 )
 from controller.selection.units import Timestamp
 
@@ -218,13 +221,34 @@ class ServiceMetrics:
                 turn=self._turn,
                 fallback_egresses=tuple(ForwarderId(e) for e in config.fallback_egresses(cs_id)),
             )
-            outcome = explain(self.cst, self.nst, request, config.settings)
-            record = DecisionRecord(str(self._turn), now, asked, document, outcome)
+            report = str(members.get("candidate-report", "all"))
+            if report == "all":
+                outcome = explain(self.cst, self.nst, request, config.settings)
+            else:
+                outcome = select(self.index, request, config.settings)
+            if report == "none":
+                outcome = replace(outcome, candidates=())
+            record = DecisionRecord(str(self._turn), now, asked, document, outcome, report)
             self._decisions.append(record)
             while len(self._decisions) > config.decision_retention:
                 self._decisions.popleft()
             self._statistics = self._statistics.counted(outcome)
-        return {"decision-id": record.decision_id, **decisions.outcome_json(outcome)}
+        return {"decision-id": record.decision_id, **decisions.outcome_json(outcome, report)}
+
+    # ------------------------------------------------------------------ sessions
+
+    def _entries_unusable(self, keys: list[tuple[CsId, CsciId]], now: Timestamp) -> None:
+        """CST entries that became unusable (GAS 0, aged out, unhealthy, removed): affined
+        sessions bound to them are re-routed per policy (6.2.5 Re-routing on Failure).
+
+        Called without the lock held, after the change is in the tables.
+        """
+        del keys, now  # the sessions work fills this in (issue 5)
+
+    def _observed_json(self, key: tuple[CsId, CsciId]) -> Json | None:
+        """The ``observed`` container of a CST entry (feedback, plausibility flags), if any."""
+        del key  # the plausibility work fills this in (issue 5)
+        return None
 
     # ------------------------------------------------------------------ state
 
