@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.cnma.cli import add_parsers as add_cnma_parsers
+from agents.sci.cli import add_parsers as add_sci_parsers
 from controller import __version__
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema
@@ -120,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler=_cmd_validate)
     _add_serve(commands)
+    add_cnma_parsers(commands)
+    add_sci_parsers(commands)
 
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"

@@ -1,0 +1,104 @@
+"""``catsctl cnma``: run the C-NMA (service-metrics-op 6.2.2, 8; agent-selection-mapping MSG-7)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agents.cnma.client import Transport
+    from agents.cnma.config import CnmaConfig
+
+
+def _connect(config: CnmaConfig) -> Transport:
+    """RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF address."""
+    if config.cps.netconf is not None:
+        from agents.cnma.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
+
+        return NetconfTransport(config.cps, config.cps.netconf)
+    from agents.cnma.client import RestconfTransport  # noqa: PLC0415
+
+    return RestconfTransport(config.cps)
+
+
+def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
+    from agents.cnma.config import read_password, with_overrides  # noqa: PLC0415
+
+    password = None
+    if args.password_file is not None:
+        password = read_password(args.password_file, "--password-file")
+    return with_overrides(
+        config,
+        url=args.cps_url,
+        username=args.username,
+        password=password,
+        heartbeat=args.heartbeat,
+    )
+
+
+def _cmd_cnma(args: argparse.Namespace) -> int:
+    """Load and validate the configuration, then report until SIGTERM or SIGINT."""
+    from agents.cnma.agent import Agent, reload_config  # noqa: PLC0415
+    from agents.cnma.sequence import SequenceStore  # noqa: PLC0415
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not args.verbose:  # ncclient logs every message it sends at INFO
+        logging.getLogger("ncclient").setLevel(logging.WARNING)
+    load = reload_config(args.config, functools.partial(_overrides, args))
+    config = load()  # a ConfigError here ends catsctl with the items (controller/cli.py)
+    if args.check:
+        print(f"{args.config}: valid C-NMA configuration", file=sys.stderr)
+        return 0
+    agent = Agent(load, _connect, SequenceStore(args.state_dir), config)
+
+    def on_stop(*_: Any) -> None:
+        agent.stop.set()
+        agent.wake.set()
+
+    def on_reload(*_: Any) -> None:
+        agent.reload.set()
+        agent.wake.set()
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGHUP, on_reload)
+    return agent.run()
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``cnma`` sub-command to ``catsctl``."""
+    cnma = commands.add_parser(
+        "cnma",
+        help="run the C-NMA: report network path metrics (NST) to the C-PS",
+        description=__doc__,
+    )
+    cnma.add_argument(
+        "--config", type=Path, required=True, metavar="FILE", help="TOML or JSON configuration"
+    )
+    cnma.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path("cnma-state"),
+        metavar="DIR",
+        help="where the report sequence number persists (default ./cnma-state)",
+    )
+    cnma.add_argument("--cps-url", metavar="URL", help="RESTCONF root of the C-PS")
+    cnma.add_argument("--username", metavar="USER", help="the C-NMA's user at the C-PS")
+    cnma.add_argument(
+        "--password-file", type=Path, metavar="FILE", help="first line: the C-NMA's password"
+    )
+    cnma.add_argument(
+        "--heartbeat", type=float, metavar="SECONDS", help="interval of the full reports"
+    )
+    cnma.add_argument("--check", action="store_true", help="validate the configuration and exit")
+    cnma.add_argument("-v", "--verbose", action="store_true")
+    cnma.set_defaults(handler=_cmd_cnma)

@@ -1,0 +1,196 @@
+"""Strict typed reads of a configuration document: every refusal names its file and key.
+
+A :class:`Table` is one TOML table (or JSON object) with the dotted key that leads to it
+(``topology.links[2]``); its readers convert and range-check one key each and raise
+:class:`ConfigError` naming ``FILE: KEY``. ``allow`` refuses keys nobody reads, so a typo in a
+key is an error rather than a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.selection.units import Micros
+
+E = TypeVar("E", bound=StrEnum)
+_MISSING: Any = object()
+_UINT32_MAX = 2**32 - 1
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/\-]*")  # cats-t:identifier
+_IDENTIFIER_MAX = 128
+_MAX_PORT = 65535
+
+
+class ConfigError(CatsError):
+    """A configuration the C-NMA refuses; each item's path is ``FILE: KEY`` or ``FILE:LINE``."""
+
+    @classmethod
+    def at(cls, where: str, message: str) -> ConfigError:
+        """One invalid-value item at ``where``."""
+        return cls(ErrorItem(ErrorType.APPLICATION, "invalid-value", message, where))
+
+
+def load_document(path: Path) -> Mapping[str, Any]:
+    """The top-level table of a ``.toml`` file, or of a ``.json`` file (any other suffix)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError.at(str(path), f"cannot read: {exc.strerror}") from exc
+    try:
+        document: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError.at(str(path), f"not TOML: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError.at(f"{path}:{exc.lineno}", f"not JSON: {exc.msg}") from exc
+    if not isinstance(document, dict):
+        raise ConfigError.at(str(path), "the document is not a table (JSON object)")
+    return document
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | str) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One table of the document and the dotted key that leads to it."""
+
+    values: Mapping[str, Any]
+    file: str
+    where: str = ""
+
+    def key(self, name: str) -> str:
+        """The dotted key of a member."""
+        return f"{self.where}.{name}" if self.where else name
+
+    def error(self, name: str, message: str) -> ConfigError:
+        """A refusal of member ``name``."""
+        return ConfigError.at(f"{self.file}: {self.key(name)}", message)
+
+    def allow(self, *names: str) -> None:
+        """Refuse members other than ``names``."""
+        unknown = sorted(set(self.values) - set(names))
+        if unknown:
+            raise self.error(unknown[0], f"unknown key (allowed: {', '.join(sorted(names))})")
+
+    def _get(self, name: str, default: Any) -> Any:
+        if name in self.values:
+            return self.values[name]
+        if default is _MISSING:
+            raise self.error(name, "missing")
+        return default
+
+    def text(self, name: str, default: Any = _MISSING) -> Any:
+        """A non-empty string."""
+        value = self._get(name, default)
+        if value is not default and (not isinstance(value, str) or not value):
+            raise self.error(name, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def integer(self, name: str, default: Any = _MISSING, maximum: int = _UINT32_MAX) -> Any:
+        """An integer in 0..maximum."""
+        value = self._get(name, default)
+        if value is default:
+            return value
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= maximum:
+            raise self.error(name, f"expected an integer 0..{maximum}, got {value!r}")
+        return value
+
+    def decimal(self, name: str, default: Any = _MISSING) -> Any:
+        """A non-negative number (int, float or decimal string) as a Decimal."""
+        value = self._get(name, default)
+        if value is default:
+            return value
+        try:
+            number = Decimal(str(value)) if _is_number(value) else None
+        except InvalidOperation:
+            number = None
+        if number is None or not number.is_finite() or number < 0:
+            raise self.error(name, f"expected a non-negative number, got {value!r}")
+        return number
+
+    def millis(self, name: str, default: Any = _MISSING) -> Any:
+        """Milliseconds with at most three fraction digits, as whole microseconds."""
+        value = self.decimal(name, default)
+        if value is default:
+            return value
+        scaled = value * 1000
+        if scaled != scaled.to_integral_value() or scaled > _UINT32_MAX:
+            raise self.error(name, f"{value} ms is not a whole number of microseconds (uint32)")
+        return Micros(int(scaled))
+
+    def seconds(self, name: str, default: Any = _MISSING) -> Any:
+        """A positive duration in seconds."""
+        value = self.decimal(name, default)
+        if value is default:
+            return value
+        if value <= 0:
+            raise self.error(name, "expected a positive number of seconds")
+        return float(value)
+
+    def boolean(self, name: str, default: Any = _MISSING) -> Any:
+        """true or false."""
+        value = self._get(name, default)
+        if value is not default and not isinstance(value, bool):
+            raise self.error(name, f"expected true or false, got {value!r}")
+        return value
+
+    def choice(self, name: str, kind: type[E], default: Any = _MISSING) -> Any:
+        """One of the values of a StrEnum."""
+        value = self._get(name, default)
+        if value is default or isinstance(value, kind):
+            return value
+        try:
+            return kind(value)
+        except ValueError:
+            allowed = ", ".join(member.value for member in kind)
+            raise self.error(name, f"expected one of {allowed}, got {value!r}") from None
+
+    def forwarder(self, name: str) -> str:
+        """A cats-t:forwarder-id: an IP address or an identifier."""
+        value: str = self.text(name)
+        try:
+            return str(ipaddress.ip_address(value))
+        except ValueError:
+            if _IDENTIFIER.fullmatch(value) and len(value) <= _IDENTIFIER_MAX:
+                return value
+        raise self.error(name, f"not an IP address or identifier: {value!r}")
+
+    def endpoint(self, name: str) -> tuple[str, int]:
+        """``host:port`` (``[v6]:port`` for an IPv6 address)."""
+        value: str = self.text(name)
+        host, _, port = value.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) <= _MAX_PORT:
+            raise self.error(name, f"expected host:port, got {value!r}")
+        return host.strip("[]"), int(port)
+
+    def prefix(self, name: str) -> str:
+        """An IP prefix (inet:ip-prefix), normalized (host bits must be zero)."""
+        value = self.text(name)
+        try:
+            return str(ipaddress.ip_network(value, strict=True))
+        except ValueError as exc:
+            raise self.error(name, f"not an IP prefix: {exc}") from None
+
+    def table(self, name: str, *, required: bool = False) -> Table:
+        """A sub-table (empty when absent and not required)."""
+        value = self._get(name, _MISSING if required else {})
+        if not isinstance(value, Mapping):
+            raise self.error(name, "expected a table")
+        return Table(value, self.file, self.key(name))
+
+    def tables(self, name: str, *, required: bool = False) -> list[Table]:
+        """An array of tables."""
+        value = self._get(name, _MISSING if required else [])
+        if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+            raise self.error(name, "expected an array of tables")
+        return [Table(v, self.file, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]

@@ -1,0 +1,114 @@
+"""``catsctl sci``: run one Service Contact Instance (sci-implementation)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agents.sci.http import parse_listen
+
+if TYPE_CHECKING:
+    from agents.sci.sender import Credentials
+
+
+def _listen(text: str) -> tuple[str, int]:
+    try:
+        return parse_listen(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _credentials(args: argparse.Namespace) -> Credentials | None:
+    from agents.sci.errors import refused  # noqa: PLC0415
+    from agents.sci.sender import Credentials, read_password  # noqa: PLC0415
+
+    if args.username is None:
+        return None
+    password = args.password
+    if args.password_file is not None:
+        try:
+            password = read_password(args.password_file)
+        except OSError as exc:
+            raise refused(f"cannot read the password file: {exc}", tag="operation-failed") from exc
+    return Credentials(args.username, password or "")
+
+
+def _cmd_sci(args: argparse.Namespace) -> int:
+    """Run the SCI (imports the heavy parts only now, to keep ``catsctl`` start-up light)."""
+    from agents.sci.agent import SciSettings, run_sci  # noqa: PLC0415
+    from agents.sci.config import Overrides  # noqa: PLC0415
+    from agents.sci.dispatcher import ForwardSettings  # noqa: PLC0415
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = SciSettings(
+        config=args.config,
+        state_dir=args.state_dir,
+        overrides=Overrides(listen=args.listen, c_sma_url=args.c_sma_url),
+        credentials=_credentials(args),
+        manage=args.manage,
+        threads=args.threads,
+        forward=ForwardSettings(read_timeout_s=args.forward_timeout),
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        return run_sci(settings, stop)
+    except OSError as exc:  # a port in use, an unwritable state directory
+        print(f"catsctl sci: {exc}", file=sys.stderr)
+        return 1
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``sci`` and ``service-instance`` to ``catsctl``'s sub-commands."""
+    from agents.service_instance.cli import add_parser as add_service_instance  # noqa: PLC0415
+
+    sci = commands.add_parser(
+        "sci",
+        help="run a CATS Service Contact Instance (dispatch, health, metrics, reports to a C-SMA)",
+    )
+    sci.add_argument(
+        "--config",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the ietf-cats-sci:sci container as RFC 7951 JSON (validated; refused if malformed)",
+    )
+    sci.add_argument("--state-dir", type=Path, default=Path("state-sci"), metavar="DIR")
+    sci.add_argument(
+        "--c-sma-url", metavar="URL", help="RESTCONF root of the C-SMA (replaces c-sma)"
+    )
+    sci.add_argument("--username", metavar="NAME", help="basic-auth user at the C-SMA")
+    secret = sci.add_mutually_exclusive_group()
+    secret.add_argument("--password", metavar="PASSWORD")
+    secret.add_argument("--password-file", type=Path, metavar="FILE")
+    sci.add_argument(
+        "--listen",
+        type=_listen,
+        metavar="ADDR:PORT",
+        help="client-facing interface (replaces client-interface; a locator CSCI-ID follows)",
+    )
+    sci.add_argument(
+        "--manage",
+        type=_listen,
+        default=("127.0.0.1", 0),
+        metavar="ADDR:PORT",
+        help="management interface: POST /push/SI-ID, GET /state, GET /notifications",
+    )
+    sci.add_argument("--threads", type=int, default=32, metavar="N")
+    sci.add_argument(
+        "--forward-timeout", type=float, default=30.0, metavar="SECONDS",
+        help="read timeout of a forwarded request",
+    )  # fmt: skip
+    sci.add_argument("-v", "--verbose", action="store_true")
+    sci.set_defaults(handler=_cmd_sci)
+    add_service_instance(commands)

@@ -1,0 +1,1 @@
+"""A small real service instance for SCIs to dispatch to: ``catsctl service-instance``."""

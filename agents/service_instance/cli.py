@@ -1,0 +1,71 @@
+"""``catsctl service-instance``: run one service instance (agents.service_instance.app)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+
+from agents.sci.http import HttpServer, parse_listen
+
+DISTRIBUTIONS = ("fixed", "uniform", "exponential")
+
+LOG = logging.getLogger("agents.service_instance")
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from agents.service_instance.app import (  # noqa: PLC0415
+        InstanceSettings,
+        ServiceInstance,
+        ServiceTime,
+    )
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        address, port = parse_listen(args.listen)
+    except ValueError as exc:
+        print(f"catsctl service-instance: {exc}", file=sys.stderr)
+        return 2
+    settings = InstanceSettings(
+        args.name,
+        args.capacity,
+        ServiceTime(args.service_time, args.mean_ms, args.spread_ms),
+        args.queue,
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    app = ServiceInstance(settings, args.seed)
+    threads = max(4, args.capacity + args.queue + 4)
+    try:
+        with HttpServer(app, address, port, name=f"si-{args.name}", threads=threads) as server:
+            LOG.info("service instance %s ready on %s:%d", args.name, address, server.port)
+            stop.wait()
+    except OSError as exc:
+        print(f"catsctl service-instance: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``service-instance`` to ``catsctl``'s sub-commands."""
+    parser = commands.add_parser(
+        "service-instance",
+        help="run a test service instance (service time, capacity, /metrics, /health, /admin)",
+    )
+    parser.add_argument("--listen", default="127.0.0.1:9000", metavar="ADDR:PORT")
+    parser.add_argument("--name", default="si", help="instance name (X-Instance-Id)")
+    parser.add_argument("--capacity", type=int, default=8, help="concurrent slots")
+    parser.add_argument("--queue", type=int, default=0, help="waiting places beyond capacity")
+    parser.add_argument("--service-time", choices=DISTRIBUTIONS, default="fixed")
+    parser.add_argument("--mean-ms", type=float, default=10.0, metavar="MS")
+    parser.add_argument("--spread-ms", type=float, default=0.0, metavar="MS", help="uniform: +-")
+    parser.add_argument("--seed", type=int, help="random seed of the service times")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.set_defaults(handler=_cmd)

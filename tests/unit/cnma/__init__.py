@@ -1,0 +1,1 @@
+"""Unit tests of the C-NMA (agents/cnma)."""
