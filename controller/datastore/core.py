@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from controller.datastore import access as access_checks
-from controller.datastore import candidate, changes, datapath, operational, reads, rpc
+from controller.datastore import candidate, changes, operational, reads, rpc
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -85,6 +85,7 @@ class Core(DatastoreOperations):
         self.per_node = access is not permit_all  # per-node checks cost nothing when all pass
         self._lock = threading.RLock()
         self._locks = Locks()
+        self._operations: dict[str, rpc.Operation] = {}  # RPC paths, resolved once
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
         library = yang_library(module_records(schema), DATASTORES)
         self._state: dict[str, Callable[[], dict[str, object]]] = {YANG_LIBRARY: lambda: library}
@@ -303,17 +304,23 @@ class Core(DatastoreOperations):
     def invoke(
         self, path: str, input_document: str, encoding: Encoding, principal: Principal
     ) -> str:
-        """Validate the input, run the registered handler, validate and return its output."""
-        rpc.operation_schema(self.ctx, path)
+        """Validate the input, run the registered handler, validate and return its output.
+
+        Parsing and printing read only the schema and the operation's own trees, so they run
+        outside the core lock (libyang leaves the GIL meanwhile); each validation against
+        running holds it.
+        """
+        operation = self._operation(path)
         self.check(principal, Access.EXEC, path)
-        with self._lock:
-            tree = rpc.parse_input(self.ctx, path, input_document, encoding, self.running.first[0])
-            try:
-                members = rpc.members_of(self.ctx, tree, path)
-            finally:
-                nodes.free_all(tree)
+        tree, op = rpc.parse_input(self.ctx, operation, input_document, encoding)
+        try:
+            with self._lock:
+                rpc.validate_input(self.ctx, tree, self.running.first[0])
+            members = rpc.members_of(op, operation)
+        finally:
+            nodes.free_all(tree)
         # Input is validated first, so a client learns of bad input even before a handler exists.
-        handler = self.registrations.rpcs.get(datapath.schema_path(path))
+        handler = self.registrations.rpcs.get(operation.schema_path)
         if handler is None:
             raise refuse("operation-not-supported", f"no handler serves {path}", path)
         try:
@@ -323,14 +330,31 @@ class Core(DatastoreOperations):
         except Exception as exc:
             LOG.exception("the handler of %s failed", path)
             raise operation_failed(f"the handler of {path} failed", path) from exc
-        with self._lock:
-            try:
-                return rpc.build_output(self.ctx, path, output, encoding, self.running.first[0])
-            except CatsError as exc:  # the server's fault, not the client's (RFC 7950 7.14.3)
-                LOG.error("the handler of %s returned invalid output: %s", path, exc)
-                raise operation_failed(
-                    f"the handler of {path} returned invalid output", path
-                ) from exc
+        try:
+            return self._output(operation, output, encoding)
+        except CatsError as exc:  # the server's fault, not the client's (RFC 7950 7.14.3)
+            LOG.error("the handler of %s returned invalid output: %s", path, exc)
+            raise operation_failed(f"the handler of {path} returned invalid output", path) from exc
+
+    def _output(
+        self, operation: rpc.Operation, output: dict[str, object], encoding: Encoding
+    ) -> str:
+        tree, op = rpc.parse_output(self.ctx, operation, output)
+        try:
+            with self._lock:
+                rpc.validate_output(self.ctx, tree, self.running.first[0])
+            return rpc.print_output(op, operation, encoding)
+        finally:
+            nodes.free_all(tree)
+
+    def _operation(self, path: str) -> rpc.Operation:
+        """The operation at a path; RPCs are resolved once (their paths are a fixed set)."""
+        found = self._operations.get(path)
+        if found is None:
+            found = rpc.resolve(self.ctx, path)
+            if found.is_rpc:
+                self._operations[path] = found
+        return found
 
     # ------------------------------------------------------------------ notifications
 

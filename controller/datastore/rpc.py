@@ -6,11 +6,17 @@ parsed with ``lyd_parse_op(LYD_TYPE_RPC_YANG)`` and validated with ``lyd_validat
 the running datastore (leafrefs into configuration resolve there). The handler's output dict is
 parsed and validated as a reply (``LYD_TYPE_REPLY_YANG``) and returned in RESTCONF form
 (``{"mod:output": {...}}``), or as an empty string when the operation has no output nodes.
+
+The validated trees are never walked node by node: members and output are printed once by
+libyang (JSON members go through ``json.loads``), and an RPC's :class:`Operation` is resolved
+once per server core.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
@@ -26,6 +32,42 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 
 _RPC = nodes.lib.LYD_TYPE_RPC_YANG
 _REPLY = nodes.lib.LYD_TYPE_REPLY_YANG
+# The first member name of a JSON document libyang printed (a YANG identifier, no escapes).
+_FIRST_MEMBER = re.compile(r'\A\s*\{\s*"[^"]*"\s*:')
+# A start tag that declares namespace prefixes (libyang puts them where identityref values
+# use them; text cannot hold "<" or ">", the printer escapes them), and one declaration.
+_TAG_WITH_PREFIXES = re.compile(r"<[^<>/][^<>]*\sxmlns:[^<>]*>")
+_PREFIX_DECLARATION = re.compile(r'\sxmlns:([A-Za-z_][\w.-]*)="([^"]*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """An RPC or action resolved against the schema: what invoking it needs of the schema."""
+
+    path: str  # the data path invoked (an action's includes the list keys)
+    schema: Any  # the compiled lysc_node of the RPC or action
+    name: str  # module:name
+    namespace: str
+    schema_path: str  # the path without predicates, the key of the handler
+    is_rpc: bool
+
+    @property
+    def module(self) -> str:
+        """The module that defines the operation."""
+        return self.name.split(":", 1)[0]
+
+
+def resolve(ctx: Any, path: str) -> Operation:
+    """The operation at a data path; ``operation-not-supported`` if there is none."""
+    schema = operation_schema(ctx, path)
+    return Operation(
+        path,
+        schema,
+        qualified_name(schema),
+        nodes.ffi.string(schema.module.ns).decode(),
+        datapath.schema_path(path),
+        bool(schema.nodetype & nodes.lib.LYS_RPC),
+    )
 
 
 def operation_schema(ctx: Any, path: str) -> Any:
@@ -104,61 +146,114 @@ def xml_to_yang_form(document: str, schema: Any) -> str:
     return str(etree.tostring(root, encoding="unicode"))
 
 
-def parse_input(ctx: Any, path: str, document: str, encoding: Encoding, dep: Node) -> Node:
-    """Parse and validate an invocation; returns the whole tree (the caller frees it)."""
-    schema = operation_schema(ctx, path)
+def parse_input(
+    ctx: Any, operation: Operation, document: str, encoding: Encoding
+) -> tuple[Node, Node]:
+    """Parse an invocation (types are checked here); the whole tree, which the caller frees,
+    and the operation node in it. It reads the schema only, so it needs no datastore lock."""
+    schema = operation.schema
     if encoding is Encoding.JSON:
-        text = envelope(ctx, path, schema, input_json(document, qualified_name(schema)))
+        text = envelope(ctx, operation.path, schema, input_json(document, operation.name))
     else:
         text = xml_to_yang_form(document, schema) if document.strip() else ""
-    tree, op = nodes.parse_op(ctx, text, encoding, _RPC)
+    return nodes.parse_op(ctx, text, encoding, _RPC)
+
+
+def validate_input(ctx: Any, tree: Node, dep: Node) -> None:
+    """``lyd_validate_op`` of a parsed invocation against ``dep`` (running: leafrefs into
+    configuration resolve there), so the caller holds the lock that guards ``dep``."""
     if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _RPC, nodes.ffi.NULL):
-        nodes.free_all(tree)
         raise nodes.fail(ctx)
-    del op
-    return tree
 
 
-def members_of(ctx: Any, tree: Node, path: str) -> dict[str, object]:
-    """The input of a parsed invocation as RFC 7951 members."""
-    op = nodes.find(ctx, tree, path)
-    if op is None:
+def members_of(op: Node, operation: Operation) -> dict[str, object]:
+    """The input of a parsed invocation as RFC 7951 members (printed once, ``json.loads``)."""
+    if op is None or op == nodes.ffi.NULL:
         return {}
     document: dict[str, Any] = json.loads(nodes.print_tree(op, Encoding.JSON) or "{}")
     inner: Any = next(iter(document.values()), {})
     if isinstance(inner, list):  # an action on a list entry prints as that entry
         inner = inner[0]
-    return {k: v for k, v in inner.items() if k not in _keys(op)} if inner else {}
+    if not inner:
+        return {}
+    if operation.is_rpc:  # an RPC has no list keys to drop
+        return dict(inner)
+    return {k: v for k, v in inner.items() if k not in _keys(op)}
 
 
 def _keys(node: Node) -> set[str]:
     return {nodes.name_of(c) for c in nodes.children(node) if c.schema.flags & nodes.lib.LYS_KEY}
 
 
-def build_output(
-    ctx: Any, path: str, output: dict[str, object], encoding: Encoding, dep: Node
-) -> str:
-    """Validate the handler's output as a reply and print it in RESTCONF form."""
-    schema = operation_schema(ctx, path)
-    text = envelope(ctx, path, schema, output)
-    tree, op = nodes.parse_op(ctx, text, Encoding.JSON, _REPLY)
-    try:
-        if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _REPLY, nodes.ffi.NULL):
-            raise nodes.fail(ctx)
-        module = nodes.ffi.string(schema.module.name).decode()
-        kids = [c for c in nodes.children(op) if not c.schema.flags & nodes.lib.LYS_KEY]
-        if not kids:
-            return ""
-        if encoding is Encoding.JSON:
-            printed = json.loads(nodes.print_tree(op, Encoding.JSON))
-            inner = next(iter(printed.values()))
-            return json.dumps({f"{module}:output": inner}, indent=2)
-        namespace = nodes.ffi.string(schema.module.ns).decode()
-        wrapper = etree.Element(f"{{{namespace}}}output", nsmap={None: namespace})
-        for child in kids:
-            wrapper.append(
-                etree.fromstring(nodes.print_tree(child, Encoding.XML).encode(), _PARSER)
-            )
-        return str(etree.tostring(wrapper, encoding="unicode"))
-    finally:
-        nodes.free_all(tree)
+def parse_output(ctx: Any, operation: Operation, output: dict[str, object]) -> tuple[Node, Node]:
+    """Parse the handler's output as a reply (no datastore lock needed); the whole tree, which
+    the caller frees, and the operation node in it."""
+    text = envelope(ctx, operation.path, operation.schema, output)
+    return nodes.parse_op(ctx, text, Encoding.JSON, _REPLY)
+
+
+def validate_output(ctx: Any, tree: Node, dep: Node) -> None:
+    """``lyd_validate_op`` of a parsed reply against ``dep`` (the caller holds its lock)."""
+    if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _REPLY, nodes.ffi.NULL):
+        raise nodes.fail(ctx)
+
+
+def print_output(op: Node, operation: Operation, encoding: Encoding) -> str:
+    """A validated reply in RESTCONF form (``""`` when it has no output nodes)."""
+    if not _has_output(op):
+        return ""
+    if operation.is_rpc:
+        return _rpc_output(op, operation, encoding)
+    return _action_output(op, operation, encoding)
+
+
+def _has_output(op: Node) -> bool:
+    """Whether the reply has an output node (stops at the first one that is not a key)."""
+    return any(not c.schema.flags & nodes.lib.LYS_KEY for c in nodes.children(op))
+
+
+def _rpc_output(op: Node, operation: Operation, encoding: Encoding) -> str:
+    """The RPC's reply printed once, its root renamed to ``output`` (RFC 8040 3.6.2)."""
+    if encoding is Encoding.JSON:
+        printed = nodes.print_tree(op, Encoding.JSON)
+        found = _FIRST_MEMBER.match(printed)
+        if found is not None:
+            return f'{{\n  "{operation.module}:output":{printed[found.end() :]}'
+        inner = next(iter(json.loads(printed).values()))  # not libyang's usual layout
+        return json.dumps({f"{operation.module}:output": inner}, indent=2)
+    printed = nodes.print_tree(op, Encoding.XML, nodes.lib.LYD_PRINT_SHRINK)
+    return _output_element(etree.fromstring(printed.encode(), _PARSER), printed, operation)
+
+
+def _output_element(root: Any, printed: str, operation: Operation) -> str:
+    """``<output>`` with the children of ``root``, each declaring the default namespace and the
+    prefixes of identityref values printed anywhere in the reply.
+
+    NETCONF moves these children into its rpc-reply; lxml drops a prefix declaration there
+    when the default namespace in scope has the same URI, though a value still uses it.
+    """
+    namespace = operation.namespace
+    declared = (
+        d for t in _TAG_WITH_PREFIXES.findall(printed) for d in _PREFIX_DECLARATION.findall(t)
+    )
+    nsmap = {None: namespace, **dict(declared)}
+    wrapper = etree.Element(f"{{{namespace}}}output", nsmap={None: namespace})
+    for child in list(root):
+        top = etree.SubElement(wrapper, child.tag, attrib=dict(child.attrib), nsmap=nsmap)
+        top.text = child.text
+        top.extend(list(child))
+    return str(etree.tostring(wrapper, encoding="unicode"))
+
+
+def _action_output(op: Node, operation: Operation, encoding: Encoding) -> str:
+    """An action's reply: its output children, without the keys of the list entry."""
+    kids = [c for c in nodes.children(op) if not c.schema.flags & nodes.lib.LYS_KEY]
+    if encoding is Encoding.JSON:
+        printed = json.loads(nodes.print_tree(op, Encoding.JSON))
+        inner = next(iter(printed.values()))
+        return json.dumps({f"{operation.module}:output": inner}, indent=2)
+    namespace = operation.namespace
+    wrapper = etree.Element(f"{{{namespace}}}output", nsmap={None: namespace})
+    for child in kids:
+        wrapper.append(etree.fromstring(nodes.print_tree(child, Encoding.XML).encode(), _PARSER))
+    return str(etree.tostring(wrapper, encoding="unicode"))

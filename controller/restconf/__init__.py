@@ -1,1 +1,1 @@
-"""RESTCONF northbound (RFC 8040, RFC 8072, RFC 8527): flask on cheroot."""
+"""RESTCONF northbound (RFC 8040, RFC 8072, RFC 8527): a WSGI application on cheroot."""

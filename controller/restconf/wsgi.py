@@ -1,23 +1,28 @@
-"""The flask application: the thin WSGI layer around :class:`.resources.Restconf`.
+"""The WSGI application (PEP 3333): the thin layer around :class:`.resources.Restconf`.
 
 It takes the raw request URI (the split of a resource path must happen before percent-decoding,
-RFC 8040 3.5.3), authenticates, bounds the body, and copies a reply onto a response.
+RFC 8040 3.5.3), authenticates, bounds the body, and turns a reply into a WSGI status, headers
+and body. It reads the environ directly: every resource is served by one handler, so a web
+framework's routing, request context and response objects would only add their cost, which
+was a fifth of the server time of a small RPC (tools/bench/selection.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
-
-from flask import Flask, Response, request
+from wsgiref.types import StartResponse, WSGIEnvironment
 
 from controller.datastore.api import Principal
 from controller.errors import ErrorItem, ErrorType
 from controller.restconf.http import HttpReply, HttpRequest
 from controller.restconf.resources import Restconf
 
-METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+LOG = logging.getLogger(__name__)
 UNAUTHENTICATED = frozenset({"/.well-known/host-meta"})
 REALM = 'Basic realm="restconf", charset="UTF-8"'
 
@@ -36,17 +41,101 @@ def raw_target(environ: Mapping[str, Any]) -> tuple[str, str]:
     return parts.path or "/", parts.query
 
 
-def _reply(reply: HttpReply) -> Response:
-    if reply.stream is not None:
-        response = Response(reply.stream, status=reply.status, direct_passthrough=True)
-    else:
-        response = Response(reply.body, status=reply.status)
-    response.headers.clear()
-    for name, value in reply.headers:
-        response.headers.add(name, value)
-    if reply.stream is None:
-        response.headers["Content-Length"] = str(len(reply.body))
-    return response
+def request_headers(environ: Mapping[str, Any]) -> dict[str, str]:
+    """The request headers by lower-case name (PEP 3333: ``HTTP_*``, ``CONTENT_*``)."""
+    headers = {
+        key[5:].replace("_", "-").lower(): str(value)
+        for key, value in environ.items()
+        if key.startswith("HTTP_")
+    }
+    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(key):
+            headers[key.replace("_", "-").lower()] = str(environ[key])
+    return headers
+
+
+def content_length(environ: Mapping[str, Any]) -> int | None:
+    """The declared body length, None when absent or not a length."""
+    value = str(environ.get("CONTENT_LENGTH") or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def read_body(environ: Mapping[str, Any], limit: int) -> bytes | None:
+    """The request body, or None when it exceeds ``limit`` bytes.
+
+    Without a length the body is read only when the server marks it terminated (chunked
+    transfer coding, PEP 3333 amendment ``wsgi.input_terminated``), as a framework would.
+    """
+    stream = environ["wsgi.input"]
+    length = content_length(environ)
+    if length is not None:
+        return None if length > limit else bytes(stream.read(length))
+    if not environ.get("wsgi.input_terminated"):
+        return b""
+    data = bytes(stream.read(limit + 1))
+    return None if len(data) > limit else data
+
+
+def status_line(status: int) -> str:
+    """``200 OK``."""
+    try:
+        return f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"{status} Unknown"
+
+
+def _with(reply: HttpReply, name: str, value: str) -> HttpReply:
+    return replace(reply, headers=(*reply.headers, (name, value)))
+
+
+class RestconfApp:
+    """The WSGI application serving every RESTCONF resource."""
+
+    def __init__(
+        self,
+        restconf: Restconf,
+        authenticate: Authenticate,
+        groups_of: GroupsOf,
+        *,
+        max_body_size: int,
+    ) -> None:
+        self._restconf = restconf
+        self._authenticate = authenticate
+        self._groups_of = groups_of
+        self._max_body_size = max_body_size
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        path, query = raw_target(environ)
+        bare = HttpRequest(method, path, query, request_headers(environ))
+        try:
+            reply = self._answer(bare, environ)
+        except Exception:  # the handlers never raise; authentication might
+            LOG.exception("unexpected error on %s %s", method, path)
+            item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
+            reply = self._restconf.error_reply(bare, 500, (item,))
+        headers = list(reply.headers)
+        if reply.stream is not None:
+            start_response(status_line(reply.status), headers)
+            return reply.stream
+        headers.append(("Content-Length", str(len(reply.body))))
+        start_response(status_line(reply.status), headers)
+        return [] if method == "HEAD" else [reply.body]
+
+    def _answer(self, bare: HttpRequest, environ: WSGIEnvironment) -> HttpReply:
+        """Authenticate, read the body within its bound and let the resources answer."""
+        public = bare.path in UNAUTHENTICATED
+        user = None if public else self._authenticate(bare.header("authorization"))
+        if user is None and not public:
+            item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
+            return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
+        body = read_body(environ, self._max_body_size)
+        if body is None:
+            limit = self._max_body_size
+            item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")
+            return _with(self._restconf.error_reply(bare, 413, (item,)), "Connection", "close")
+        principal = Principal(user or "anonymous", self._groups_of(user) if user else ())
+        return self._restconf.handle(replace(bare, body=body, principal=principal))
 
 
 def create_app(
@@ -55,43 +144,6 @@ def create_app(
     groups_of: GroupsOf,
     *,
     max_body_size: int,
-) -> Flask:
+) -> RestconfApp:
     """The WSGI application serving every RESTCONF resource."""
-    app = Flask("controller.restconf")
-
-    def dispatch(**_: str) -> Response:
-        path, query = raw_target(request.environ)
-        headers = {name.lower(): value for name, value in request.headers.items()}
-        method = request.method
-        bare = HttpRequest(method, path, query, headers)
-        user = None if path in UNAUTHENTICATED else authenticate(headers.get("authorization"))
-        if user is None and path not in UNAUTHENTICATED:
-            item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
-            reply = restconf.error_reply(bare, 401, (item,))
-            return _with(_reply(reply), "WWW-Authenticate", REALM)
-        length = request.content_length
-        if length is not None and length > max_body_size:
-            item = ErrorItem(
-                ErrorType.TRANSPORT, "too-big", f"the body exceeds {max_body_size} bytes"
-            )
-            return _with(_reply(restconf.error_reply(bare, 413, (item,))), "Connection", "close")
-        body = request.stream.read(max_body_size + 1)
-        if len(body) > max_body_size:
-            item = ErrorItem(
-                ErrorType.TRANSPORT, "too-big", f"the body exceeds {max_body_size} bytes"
-            )
-            return _with(_reply(restconf.error_reply(bare, 413, (item,))), "Connection", "close")
-        principal = Principal(user or "anonymous", groups_of(user) if user else ())
-        full = HttpRequest(method, path, query, headers, body, principal)
-        return _reply(restconf.handle(full))
-
-    app.add_url_rule("/", "root", dispatch, methods=METHODS, provide_automatic_options=False)
-    app.add_url_rule(
-        "/<path:rest>", "any", dispatch, methods=METHODS, provide_automatic_options=False
-    )
-    return app
-
-
-def _with(response: Response, name: str, value: str) -> Response:
-    response.headers[name] = value
-    return response
+    return RestconfApp(restconf, authenticate, groups_of, max_body_size=max_body_size)
