@@ -9,6 +9,10 @@ candidates tied with the first feasible one (within the tolerance for load distr
 one runner-up, and ranks the ties with the same Step 6 code. Requirements that rank by other
 metrics first, hierarchical selection, and every case that needs a fallback level run the
 full :func:`explain` instead, so both always agree on the winner.
+
+Plausibility penalties (section 9) are part of the score: they change nothing when an
+objective or load distribution decides first (ties are ranked with the same scorer), but a
+score-first requirement with a penalized CSCI-ID of the CS-ID runs :func:`explain`.
 """
 
 from __future__ import annotations
@@ -35,8 +39,12 @@ from controller.selection.vocabulary import CsciId, DecidedBy, FallbackLevel, Me
 Key = Callable[[int], float]
 
 
-def primary_key(requirement: Requirement) -> Key | None:
-    """The monotone function of TST that orders Step 6 first, or None if TST does not."""
+def primary_key(requirement: Requirement, *, penalized: bool = False) -> Key | None:
+    """The monotone function of TST that orders Step 6 first, or None if TST does not.
+
+    ``penalized``: some candidate carries a plausibility penalty, so the score alone is not
+    a function of TST.
+    """
     if requirement.hierarchical:
         return None
     if requirement.overrides.load_distribution is not None:
@@ -47,7 +55,7 @@ def primary_key(requirement: Requirement) -> Key | None:
         latency_first = requirement.objectives[0] is Objective.MINIMIZE_LATENCY
         others = [m for m in weights if m is not Metric.TOTAL_SERVICE_TIME]
         return float if latency_first and all(m in bounds for m in others) else None
-    if set(weights) != {Metric.TOTAL_SERVICE_TIME} or requirement.soft:
+    if set(weights) != {Metric.TOTAL_SERVICE_TIME} or requirement.soft or penalized:
         return None
     tst_bounds = bounds.get(Metric.TOTAL_SERVICE_TIME)
     return float if tst_bounds is None else lambda tst: normalize(tst, tst_bounds)
@@ -141,7 +149,7 @@ def select(
     TST first or when no candidate is feasible (Fallback Levels 1-3).
     """
     requirement = request.requirement
-    key = primary_key(requirement)
+    key = primary_key(requirement, penalized=any(request.penalties.values()))
     if key is None:
         return explain(index.cst, index.nst, request, settings)
     overrides = requirement.overrides
@@ -156,7 +164,7 @@ def select(
         return explain(index.cst, index.nst, request, settings)
     best = min(classes)
     state = classes[best]
-    scorer = Scorer.over(requirement, state.members)
+    scorer = Scorer.over(requirement, state.members, request.penalties)
     seed, turn = settings.random_seed, request.turn
     if len(state.members) == 1:
         score, violated = scorer.score(state.members[0])
@@ -165,13 +173,6 @@ def select(
         ranking = Ranking((only,), DecidedBy.ONLY_CANDIDATE)
     else:
         ranking = rank(state.members, requirement, scorer, seed=seed, turn=turn)
-    if scorer.from_candidates:
-        ranking = Ranking(
-            tuple(_ranked(r, None, r.rank) for r in ranking.ordered),
-            ranking.decided_by,
-            ranking.deciding_objective,
-            ranking.deciding_tie_break,
-        )
     if pinned is not None and preference_class(pinned.entry, overrides) == best:
         ranking = _first(ranking, pinned, DecidedBy.AFFINITY)
     elif overrides.load_distribution is not None:
@@ -186,9 +187,25 @@ def select(
             DecidedBy.OBJECTIVE if by_latency else DecidedBy.SCORE,
             Objective.MINIMIZE_LATENCY if by_latency else None,
         )
-    return selected(
-        ranking, _others(ranking, examined, overrides), level=FallbackLevel.NONE, complete=False
-    )
+    others = _scored(_others(ranking, examined, overrides), scorer, len(ranking.ordered))
+    return selected(ranking, others, level=FallbackLevel.NONE, complete=False)
+
+
+def _scored(others: list[CandidateReport], scorer: Scorer, ranked: int) -> list[CandidateReport]:
+    """Feasible runners-up get their score (by the winner's scorer) and the next ranks, so
+    every listed candidate has a score or an exclusion reason (6.2.3 Step 7)."""
+    listed: list[CandidateReport] = []
+    position = ranked
+    for report in others:
+        if report.reason is not None or report.score is not None:
+            listed.append(report)
+            continue
+        position += 1
+        score, violated = scorer.score(report)
+        listed.append(
+            CandidateReport(report.entry, report.path, report.tst, score, position, violated)
+        )
+    return listed
 
 
 def _others(

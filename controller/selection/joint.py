@@ -74,7 +74,7 @@ def step6(
 ) -> tuple[Ranking, CandidateReport]:
     """Step 6 on a non-empty Candidate_Set: the ranking and the selected candidate."""
     requirement = request.requirement
-    scorer = Scorer.over(requirement, run.feasible)
+    scorer = Scorer.over(requirement, run.feasible, request.penalties)
     seed = settings.random_seed
     ranking = rank(run.feasible, requirement, scorer, seed=seed, turn=request.turn)
     pinned = affined(ranking.ordered, _affinity(request))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from controller.selection.outcome import CandidateReport
 from controller.selection.requirement import Bounds, Requirement
@@ -20,6 +20,7 @@ from controller.selection.vocabulary import (
     DEFAULT_TIE_BREAKS,
     HIGHER_IS_BETTER,
     OBJECTIVE_METRIC,
+    CsciId,
     DecidedBy,
     Metric,
     Objective,
@@ -69,22 +70,30 @@ def draw(seed: int, turn: int, label: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """The weighted objective of 6.2.4 plus soft-constraint penalties, with fixed bounds."""
+    """The weighted objective of 6.2.4 plus soft-constraint penalties, with fixed bounds,
+    plus the per-entry plausibility penalties of section 9."""
 
     requirement: Requirement
     bounds: dict[Metric, Bounds]
     from_candidates: bool
     weights: dict[Metric, float]
+    penalties: Mapping[CsciId, float] = field(default_factory=dict)
 
     @classmethod
-    def over(cls, requirement: Requirement, feasible: Sequence[CandidateReport]) -> Scorer:
+    def over(
+        cls,
+        requirement: Requirement,
+        feasible: Sequence[CandidateReport],
+        penalties: Mapping[CsciId, float] | None = None,
+    ) -> Scorer:
         """Bounds as configured; a weighted metric without bounds takes the set's min/max."""
         bounds = dict(requirement.normalization)
         missing = [m for m in requirement.weights.by_metric() if m not in bounds]
         for metric in missing:
             known = [v for r in feasible if (v := metric_value(r, metric)) is not None]
             bounds[metric] = Bounds(min(known), max(known)) if known else Bounds(0.0, 0.0)
-        return cls(requirement, bounds, bool(missing), requirement.weights.by_metric())
+        weights = requirement.weights.by_metric()
+        return cls(requirement, bounds, bool(missing), weights, penalties or {})
 
     def score(self, report: CandidateReport) -> tuple[float, tuple[Metric, ...]]:
         """Score_i and the metrics of the soft constraints the candidate violated."""
@@ -108,7 +117,7 @@ class Scorer:
             ):
                 violated.append(soft.metric)
                 total += soft.penalty
-        return total, tuple(violated)
+        return total + self.penalties.get(report.csci_id, 0.0), tuple(violated)
 
 
 def _objective_key(report: CandidateReport, objective: Objective) -> float:

@@ -9,6 +9,7 @@ threshold (None) means that the constraint is not in force.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -192,7 +193,9 @@ class SelectionRequest:
     ``now`` is the decision time on the clock of the table timestamps; ``turn`` numbers the
     decision, so that seeded random draws and round-robin load distribution are reproducible;
     ``affined`` is the CSCI-ID the session is bound to, if any (6.2.4 Affinity Requirement);
-    ``fallback_egresses`` are the service policy's extra egresses for Fallback Level 2.
+    ``fallback_egresses`` are the service policy's extra egresses for Fallback Level 2;
+    ``penalties`` are added to the Step 6 score of the CSCI-IDs they name (section 9: the
+    flagged-entry penalty of entries that failed a plausibility check).
     """
 
     cs_id: CsId
@@ -202,3 +205,4 @@ class SelectionRequest:
     affined: CsciId | None = None
     turn: int = 0
     fallback_egresses: tuple[ForwarderId, ...] = ()
+    penalties: Mapping[CsciId, float] = field(default_factory=dict)

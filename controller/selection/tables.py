@@ -107,11 +107,12 @@ class ComputingServiceTable:
 
 
 class NetworkServiceTable:
-    """The NST keyed by (Ingress, Egress) (6.2.2)."""
+    """The NST keyed by (Ingress, Egress) (6.2.2), indexed by Ingress and by Egress."""
 
     def __init__(self) -> None:
         self._paths: dict[tuple[ForwarderId, ForwarderId], NstEntry] = {}
         self._by_ingress: dict[ForwarderId, dict[ForwarderId, NstEntry]] = {}
+        self._by_egress: dict[ForwarderId, dict[ForwarderId, NstEntry]] = {}
 
     def put(self, entry: NstEntry) -> NstEntry | None:
         """Insert or replace the entry of (Ingress, Egress); returns the one it replaced."""
@@ -119,16 +120,21 @@ class NetworkServiceTable:
         old = self._paths.get(key)
         self._paths[key] = entry
         self._by_ingress.setdefault(entry.ingress, {})[entry.egress] = entry
+        self._by_egress.setdefault(entry.egress, {})[entry.ingress] = entry
         return old
 
     def remove(self, ingress: ForwarderId, egress: ForwarderId) -> NstEntry | None:
         """Withdraw the entry of (Ingress, Egress); returns it (None if absent)."""
         old = self._paths.pop((ingress, egress), None)
         if old is not None:
-            paths = self._by_ingress[ingress]
-            del paths[egress]
-            if not paths:
-                del self._by_ingress[ingress]
+            for index, outer, inner in (
+                (self._by_ingress, ingress, egress),
+                (self._by_egress, egress, ingress),
+            ):
+                paths = index[outer]
+                del paths[inner]
+                if not paths:
+                    del index[outer]
         return old
 
     def get(self, ingress: ForwarderId, egress: ForwarderId) -> NstEntry | None:
@@ -138,6 +144,10 @@ class NetworkServiceTable:
     def from_ingress(self, ingress: ForwarderId) -> dict[ForwarderId, NstEntry]:
         """Every path from one Ingress, by Egress; do not mutate the returned map."""
         return self._by_ingress.get(ingress, {})
+
+    def to_egress(self, egress: ForwarderId) -> dict[ForwarderId, NstEntry]:
+        """Every path to one Egress, by Ingress; do not mutate the returned map."""
+        return self._by_egress.get(egress, {})
 
     def __len__(self) -> int:
         return len(self._paths)

@@ -102,12 +102,18 @@ def _tables(seed: int, size: int = 60, egresses: int = 8) -> SelectionIndex:
     return index
 
 
-def _agree(index: SelectionIndex, seed: int) -> None:
+def _agree(index: SelectionIndex, seed: int, penalties: dict[CsciId, float] | None = None) -> None:
     settings = SelectionSettings(random_seed=seed)
     for turn, requirement in enumerate(REQUIREMENTS):
         for ingress in INGRESSES:
             req = SelectionRequest(
-                ARS, ingress, NOW, requirement, affined=CsciId(f"sci-{turn}"), turn=turn
+                ARS,
+                ingress,
+                NOW,
+                requirement,
+                affined=CsciId(f"sci-{turn}"),
+                turn=turn,
+                penalties=penalties or {},
             )
             full = explain(index.cst, index.nst, req, settings)
             fast = select(index, req, settings)
@@ -128,6 +134,14 @@ def _agree(index: SelectionIndex, seed: int) -> None:
 @pytest.mark.parametrize("seed", range(12))
 def test_fast_select_and_explain_agree_on_random_tables(seed: int) -> None:
     _agree(_tables(seed), seed)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_agreement_holds_with_plausibility_penalties(seed: int) -> None:
+    """Section 9: flagged entries carry a score penalty in both paths."""
+    rng = random.Random(500 + seed)
+    flagged = rng.sample(range(60), 15)
+    _agree(_tables(seed), seed, {CsciId(f"sci-{n}"): rng.choice([0.3, 1.0, 5.0]) for n in flagged})
 
 
 @pytest.mark.parametrize("seed", range(6))

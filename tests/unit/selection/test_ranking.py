@@ -202,3 +202,25 @@ def test_random_tie_break_is_reproducible_with_a_seed() -> None:
     by_turn = [both(index, request(turn=t))[0].csci_id for t in range(12)]
     assert by_turn == [both(index, request(turn=t))[0].csci_id for t in range(12)]
     assert set(by_turn) == {SCI1, SCI3}  # and over decision numbers
+
+
+def test_a_plausibility_penalty_is_added_to_the_score() -> None:
+    """Section 9: SCI-3 (TST 12, score 0) flagged with 1.5 loses to SCI-1 (TST 13, score 1)."""
+    full, fast = both(section7(), request(penalties={SCI3: 1.5}))
+    assert (full.csci_id, full.decided_by) == (SCI1, DecidedBy.SCORE)
+    assert full.candidate(SCI3).score == 1.5
+    assert fast.complete  # a score-first requirement with a penalty evaluates everything
+    full, _ = both(section7(), request(penalties={SCI3: 0.5}))
+    assert full.csci_id == SCI3
+    assert full.candidate(SCI3).score == 0.5
+
+
+def test_a_penalty_breaks_a_latency_tie_on_the_fast_path() -> None:
+    """minimize-latency first: the penalty only orders candidates with equal TST."""
+    index = section7(sci3=(600, 7))  # SCI-3 TST 13 = SCI-1 TST 13
+    latency = Requirement(objectives=(Objective.MINIMIZE_LATENCY,))
+    full, fast = both(index, request(latency))
+    assert full.csci_id == SCI3  # highest GAS breaks the tie
+    full, fast = both(index, request(latency, penalties={SCI3: 0.1}))
+    assert (full.csci_id, full.decided_by) == (SCI1, DecidedBy.SCORE)
+    assert not fast.complete
