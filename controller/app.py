@@ -134,7 +134,9 @@ class Application:
         self.netconf: NetconfParts | None = None
         registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
         self.service_metrics = ServiceMetrics(
-            RunningConfig(lambda: self.core), publish=self._publish_notification
+            RunningConfig(lambda: self.core),
+            publish=self._publish_notification,
+            state_dir=settings.state_dir,  # the report-sender ledger (replay protection)
         )
         register_cps(registrations, self.service_metrics)  # plugins may replace its entries
         fresh = is_new_state_dir(settings.state_dir)
@@ -187,12 +189,18 @@ class Application:
         return self.netconf.state() if self.netconf is not None else {}
 
     def __enter__(self) -> Application:
-        self.server.start()
+        self.service_metrics.start()  # the sweeper: throttled reports, aging, ledger
+        try:
+            self.server.start()
+        except BaseException:
+            self.service_metrics.close()
+            raise
         if self.netconf is not None and self.settings.netconf.port > 0:
             try:
                 self.netconf.server.start()
             except BaseException:
                 self.server.stop()
+                self.service_metrics.close()
                 raise
         return self
 
@@ -206,6 +214,7 @@ class Application:
         if self.netconf is not None:
             self.netconf.server.stop()
         self.server.stop()
+        self.service_metrics.close()  # no more reports: stop sweeping, write the ledger
         self.core.close()
         self.schema.close()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from enum import StrEnum
 
 from controller.cps.policy import MODULE, Json
 from controller.cps.render import date_and_time, ms
@@ -129,6 +130,14 @@ def outcome_json(outcome: Outcome, report: str = "all") -> Json:
     return {name: value for name, value in values.items() if value is not None}
 
 
+class Trigger(StrEnum):
+    """cats-sm:decision-trigger: what caused a decision (6.2.3, 6.2.5, 7.3-7.4)."""
+
+    REQUEST = "request"
+    RE_EVALUATION = "re-evaluation"
+    RE_ROUTING = "re-routing"
+
+
 @dataclass(frozen=True, slots=True)
 class DecisionRecord:
     """One kept decision: the request, the merged requirement in force and the outcome."""
@@ -139,6 +148,7 @@ class DecisionRecord:
     requirement: Json  # the merged service-requirement document
     outcome: Outcome
     report: str = "all"  # the candidate-report asked for
+    trigger: Trigger = Trigger.REQUEST
 
 
 def record_json(record: DecisionRecord) -> Json:
@@ -146,13 +156,33 @@ def record_json(record: DecisionRecord) -> Json:
     values: Json = {
         "id": record.decision_id,
         "time": date_and_time(record.time),
-        "trigger": "request",
+        "trigger": record.trigger.value,
         "request": record.request,
     }
     if record.requirement:
         values["requirement"] = record.requirement
     values.update(outcome_json(record.outcome, record.report))
     return values
+
+
+def notification_json(record: DecisionRecord) -> Json:
+    """The ``selection-decision`` notification of a record: the outcome without candidates,
+    so that its cost does not grow with the candidate set (6.2.3 Step 7)."""
+    outcome, request = record.outcome, record.request
+    values: Json = {
+        "decision-id": record.decision_id,
+        "trigger": record.trigger.value,
+        "cs-id": request["cs-id"],
+        "ingress": request.get("ingress"),
+        "session-id": request.get("session-id"),
+        "result": outcome.result.value,
+        "fallback-level": fallback_level(outcome.fallback_level),
+        "csci-id": outcome.csci_id,
+        "egress": outcome.egress,
+        "total-service-time": _time(outcome.tst),
+    }
+    present = {name: value for name, value in values.items() if value is not None}
+    return {f"{MODULE}:selection-decision": present}
 
 
 @dataclass(frozen=True, slots=True)

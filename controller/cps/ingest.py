@@ -30,6 +30,12 @@ from controller.selection.units import Timestamp
 
 SERVICE_REPORT = "report-service-metrics"
 NETWORK_REPORT = "report-network-metrics"
+#: report-refusal-reason identities (without the module prefix).
+SEQUENCE = "sequence-not-increasing"
+CLOCK_SKEW = "clock-skew-exceeded"
+RATE_LIMITED = "rate-limited"
+NOT_AUTHORIZED = "sender-not-authorized"
+OWNED = "entry-owned-by-other-sender"
 #: The cats-t:component of the sender of each report operation.
 COMPONENT = {SERVICE_REPORT: "c-sma", NETWORK_REPORT: "c-nma"}
 
@@ -39,10 +45,9 @@ CST_PASS_THROUGH = (
     "measurement-window",
     "aggregated",
     "collected-at",
-    "freshness-bound",
     "confidence",
     "source",  # rendered as observed-by: the SCI that measured, not the sender
-)
+)  # freshness-bound is the C-PS's own: heartbeat-interval x expiry-multiplier (6.2.1)
 #: Leaves of an NST report path kept as reported and rendered back in the NST.
 NST_PASS_THROUGH = ("path-attributes", "collected-at", "freshness-bound", "confidence")
 
@@ -66,6 +71,10 @@ class SenderRecord:
     refused_sequence: int = 0
     refused_clock_skew: int = 0
     refused_not_authorized: int = 0
+    rate_limited_dropped: int = 0
+    rate_limited_throttled: int = 0
+    price_increases_dampened: int = 0
+    gas_capped: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +83,16 @@ class Refusal:
 
     reason: str
     message: str
-    leaf: str
+    leaf: str | None  # the offending input leaf; None: the whole report
+    tag: str = "invalid-value"
 
     def error(self, operation: str) -> CatsError:
-        """The error the RPC answers with (tag invalid-value, app-tag the reason)."""
-        path = f"/ietf-cats-service-metrics:{operation}/{self.leaf}"
+        """The error the RPC answers with (app-tag the reason)."""
+        path = f"/ietf-cats-service-metrics:{operation}"
+        if self.leaf is not None:
+            path = f"{path}/{self.leaf}"
         return CatsError(
-            ErrorItem(ErrorType.APPLICATION, "invalid-value", self.message, path, self.reason)
+            ErrorItem(ErrorType.APPLICATION, self.tag, self.message, path, self.reason)
         )
 
 
@@ -91,44 +103,81 @@ def check_report(
     last = record.last_sequence
     if last is not None and sequence <= last:
         message = f"sequence-number {sequence} of {record.source} does not exceed {last}"
-        return Refusal("sequence-not-increasing", message, "sequence-number")
+        return Refusal(SEQUENCE, message, "sequence-number")
     skew = timestamp - now
     if abs(skew) > max_skew:
         message = f"timestamp is {skew:+.3f} s from the C-PS clock (max-clock-skew {max_skew} s)"
-        return Refusal("clock-skew-exceeded", message, "timestamp")
+        return Refusal(CLOCK_SKEW, message, "timestamp")
     return None
 
 
 def refused(record: SenderRecord, reason: str) -> SenderRecord:
     """The record after a refused report."""
-    if reason == "sequence-not-increasing":
+    if reason == SEQUENCE:
         return replace(record, refused_sequence=record.refused_sequence + 1)
+    if reason == RATE_LIMITED:
+        return replace(record, rate_limited_dropped=record.rate_limited_dropped + 1)
     return replace(record, refused_clock_skew=record.refused_clock_skew + 1)
 
 
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What one accepted report (or one applied batch of held values) did, for the counters."""
+
+    entries: int = 0
+    refused: int = 0  # not authorized or owned by another sender
+    dampened: int = 0  # new price increases held back
+    capped: int = 0
+    throttled: bool = field(default=False, kw_only=True)
+
+
 def accepted(
-    record: SenderRecord, sequence: int, now: Timestamp, entries: int, *, refused_entries: int
+    record: SenderRecord, sequence: int | None, now: Timestamp, tally: Tally
 ) -> SenderRecord:
-    """The record after an accepted report of ``entries`` entries."""
+    """The record after an accepted report (``sequence`` None: held values applied later)."""
     return replace(
         record,
-        last_sequence=sequence,
-        last_report=now,
-        reports_accepted=record.reports_accepted + 1,
-        entries_accepted=record.entries_accepted + entries,
-        refused_not_authorized=record.refused_not_authorized + refused_entries,
+        last_sequence=record.last_sequence if sequence is None else sequence,
+        last_report=record.last_report if sequence is None else now,
+        reports_accepted=record.reports_accepted + (sequence is not None),
+        entries_accepted=record.entries_accepted + tally.entries,
+        refused_not_authorized=record.refused_not_authorized + tally.refused,
+        rate_limited_throttled=record.rate_limited_throttled + tally.throttled,
+        price_increases_dampened=record.price_increases_dampened + tally.dampened,
+        gas_capped=record.gas_capped + tally.capped,
     )
 
 
 @dataclass(frozen=True, slots=True)
+class PendingPrice:
+    """A price increase held back by dampening (service-metrics-op 9, Price Manipulation)."""
+
+    price: int
+    effective_at: Timestamp
+
+
+@dataclass(frozen=True, slots=True)
 class Attribution:
-    """What the tables keep of an entry beyond the selection core's values."""
+    """What the tables keep of an entry beyond the selection core's values.
+
+    ``notified`` is the CST entry as last announced (cst-entry-changed): the
+    delta thresholds compare against it, so slow drifts are announced once they add up (8).
+    """
 
     sender: str
     sequence: int
     last_changed: Timestamp
     reported: Json = field(default_factory=dict)  # pass-through leaves, as reported
     delay_in_us: bool = field(default=False, kw_only=True)  # NST: delay-us was reported
+    notified: CstEntry | None = field(default=None, kw_only=True)  # CST: as announced
+    reported_gas: int = field(default=0, kw_only=True)  # CST: after capping
+    capped: bool = field(default=False, kw_only=True)  # CST: gas-above-capacity
+    price_changed: Timestamp = field(default=0.0, kw_only=True)  # CST: price in force set
+    pending: PendingPrice | None = field(default=None, kw_only=True)
+    aged_out: bool = field(default=False, kw_only=True)  # CST aged out / NST stale, announced
+
+
+_NO_ATTACHMENT = Attachment()
 
 
 def authorized(attachment: Attachment | None, sender: str) -> bool:
@@ -148,12 +197,15 @@ def cst_entry(
     site: str | None,
 ) -> CstEntry:
     """A CST entry from one report entry; the configured attachment wins over the report."""
-    attached = attachment or Attachment()
+    attached = attachment or _NO_ATTACHMENT
     egress = attached.egress or item.get("egress")
+    gas = int(item["gas"])
+    if attached.gas_capacity is not None and gas > attached.gas_capacity:
+        gas = attached.gas_capacity  # 9, GAS Inflation: capped (the caller counts and flags)
     return CstEntry(
         CsId(str(item["cs-id"])),
         CsciId(str(item["csci-id"])),
-        int(item["gas"]),
+        gas,
         from_ms(str(item["computing-time"])),
         last_updated=now,
         expiry=now + update.lifetime,
@@ -205,13 +257,30 @@ def reported(item: Mapping[str, Any], names: tuple[str, ...]) -> Json:
     return {name: item[name] for name in names if name in item}
 
 
+def cst_values(entry: CstEntry) -> tuple[Any, ...]:
+    """The values of a CST entry, without its times (for last-changed)."""
+    return (
+        entry.gas, entry.computing_time, entry.price, entry.reputation, entry.security_level,
+        entry.security_level_validated, entry.health, entry.egress, entry.site, entry.region,
+        entry.provider, entry.under_maintenance,
+    )  # fmt: skip
+
+
 def cst_changed(old: CstEntry | None, new: CstEntry) -> bool:
     """Whether a report changed the values of a CST entry (for last-changed)."""
-    if old is None:
-        return True
-    return replace(old, last_updated=new.last_updated, expiry=new.expiry) != new
+    return old is None or cst_values(old) != cst_values(new)
+
+
+def nst_values(entry: NstEntry) -> tuple[Any, ...]:
+    """The values of an NST entry, without its time."""
+    return (entry.network_delay, entry.jitter, entry.bandwidth, entry.loss_rate, entry.attributes)
 
 
 def nst_changed(old: NstEntry | None, new: NstEntry) -> bool:
     """Whether a report changed the values of an NST entry (for last-changed)."""
-    return old is None or replace(old, last_updated=new.last_updated) != new
+    return old is None or nst_values(old) != nst_values(new)
+
+
+def refreshed(entry: CstEntry, now: Timestamp, lifetime: float) -> CstEntry:
+    """The entry with Last Updated now and its Expiry Time moved on (8, heartbeat)."""
+    return replace(entry, last_updated=now, expiry=now + lifetime)

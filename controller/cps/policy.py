@@ -176,15 +176,49 @@ class Attachment:
     under_maintenance: bool = False
     security_level_validated: bool = False
     authorized_senders: frozenset[str] = frozenset()
+    gas_capacity: int | None = None  # GAS above it is capped and flagged (9, GAS Inflation)
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaThreshold:
+    """``update-control/delta-threshold``: what makes a CST change significant (8)."""
+
+    gas_absolute: int = 50
+    gas_relative: float = 10.0  # percent
+    computing_time_relative: float = 20.0  # percent
+    health_change: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """``update-control/rate-limit``: reports per sender per interval (8, Rate Limiting)."""
+
+    enabled: bool = True
+    max_reports: int = 100
+    interval: int = 10
+    throttle: bool = False  # action throttle; drop otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class PriceDampening:
+    """``update-control/price-dampening`` (9, Price Manipulation)."""
+
+    enabled: bool = False
+    increase_threshold: float = 20.0  # percent of the price in force
+    window: int = 300
 
 
 @dataclass(frozen=True, slots=True)
 class UpdateControl:
-    """The ``update-control`` leaves the ingest applies (service-metrics-op 8)."""
+    """The ``update-control`` leaves the ingest applies (service-metrics-op 8, 9)."""
 
     heartbeat_interval: int = 60
     expiry_multiplier: int = 3
     max_clock_skew: int = 10
+    delta: DeltaThreshold = field(default_factory=DeltaThreshold)
+    rate_limit: RateLimit = field(default_factory=RateLimit)
+    dampening: PriceDampening = field(default_factory=PriceDampening)
+    network_entry_lifetime: float | None = None
 
     @property
     def lifetime(self) -> float:
@@ -201,6 +235,8 @@ class CpsConfig:
     update: UpdateControl = field(default_factory=UpdateControl)
     attachments: dict[str, Attachment] = field(default_factory=dict)
     decision_retention: int = 1000
+    # plausibility as read; parsed by controller.cps.plausibility (sessions, section 9)
+    plausibility: Json = field(default_factory=dict)
 
     def requirement_document(self, cs_id: str, override: Mapping[str, Any]) -> Json:
         """Default requirement, then the service policy of the CS-ID, then the request."""
@@ -227,11 +263,45 @@ def _attachment(doc: Mapping[str, Any]) -> Attachment:
         under_maintenance=bool(doc.get("under-maintenance", False)),
         security_level_validated=bool(doc.get("security-level-validated", False)),
         authorized_senders=frozenset(doc.get("authorized-sender", ())),
+        gas_capacity=_int(doc.get("gas-capacity")),
     )
 
 
-def config(policy: Json, update: Json, attachments: Json) -> CpsConfig:
-    """The parsed configuration from the three containers (each {} when not configured)."""
+def update_control(doc: Mapping[str, Any]) -> UpdateControl:
+    """The ``update-control`` container (service-metrics-op 8, 9)."""
+    delta = doc.get("delta-threshold", {})
+    rate = doc.get("rate-limit", {})
+    damp = doc.get("price-dampening", {})
+    lifetime = doc.get("network-entry-lifetime")
+    return UpdateControl(
+        heartbeat_interval=int(doc.get("heartbeat-interval", 60)),
+        expiry_multiplier=int(doc.get("expiry-multiplier", 3)),
+        max_clock_skew=int(doc.get("max-clock-skew", 10)),
+        delta=DeltaThreshold(
+            gas_absolute=int(delta.get("gas-absolute", 50)),
+            gas_relative=float(Decimal(str(delta.get("gas-relative", 10)))),
+            computing_time_relative=float(Decimal(str(delta.get("computing-time-relative", 20)))),
+            health_change=bool(delta.get("health-change", True)),
+        ),
+        rate_limit=RateLimit(
+            enabled=bool(rate.get("enabled", True)),
+            max_reports=int(rate.get("max-reports", 100)),
+            interval=int(rate.get("interval", 10)),
+            throttle=rate.get("action", "drop") == "throttle",
+        ),
+        dampening=PriceDampening(
+            enabled=bool(damp.get("enabled", False)),
+            increase_threshold=float(Decimal(str(damp.get("increase-threshold", 20)))),
+            window=int(damp.get("window", 300)),
+        ),
+        network_entry_lifetime=None if lifetime is None else float(lifetime),
+    )
+
+
+def config(
+    policy: Json, update: Json, attachments: Json, plausibility: Json | None = None
+) -> CpsConfig:
+    """The parsed configuration from the containers (each {} when not configured)."""
     lifetime = update.get("network-entry-lifetime")
     settings = SelectionSettings(
         time_sync_window=float(update.get("time-sync-window", 30)),
@@ -242,13 +312,10 @@ def config(policy: Json, update: Json, attachments: Json) -> CpsConfig:
     return CpsConfig(
         policy=policy,
         settings=settings,
-        update=UpdateControl(
-            heartbeat_interval=int(update.get("heartbeat-interval", 60)),
-            expiry_multiplier=int(update.get("expiry-multiplier", 3)),
-            max_clock_skew=int(update.get("max-clock-skew", 10)),
-        ),
+        update=update_control(update),
         attachments={
             str(item["csci-id"]): _attachment(item) for item in attachments.get("attachment", ())
         },
         decision_retention=int(policy.get("decision-retention", 1000)),
+        plausibility=plausibility or {},
     )

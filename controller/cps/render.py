@@ -1,18 +1,22 @@
-"""The CST, NST and report senders as RFC 7951 JSON, rendered only when read.
+"""The CST, NST, report senders and their notifications as RFC 7951 JSON.
 
 ``computing-service-table``, ``network-service-table`` and ``report-senders`` of
-ietf-cats-service-metrics (service-metrics-op 6.2.1, 6.2.2, 8). decimal64 and 64-bit counters
-are strings, as RFC 7951 6.1 writes them.
+ietf-cats-service-metrics, rendered only when read, and the ``cst-entry-changed``,
+``nst-entry-changed`` and ``report-refused`` notifications (service-metrics-op 6.2.1, 6.2.2, 8,
+9). decimal64 and 64-bit counters are strings, as RFC 7951 6.1 writes them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from controller.cps.ingest import Attribution, SenderRecord
-from controller.cps.policy import Json
-from controller.selection import CstEntry, Micros, NstEntry, to_ms
+from controller.cps.ingest import Attribution, Refusal, SenderRecord
+from controller.cps.policy import MODULE, Json
+from controller.selection import CstEntry, Metric, Micros, NstEntry, to_ms
 from controller.selection.units import Timestamp
+
+GAS_ABOVE_CAPACITY = f"{MODULE}:gas-above-capacity"
 
 
 def date_and_time(moment: Timestamp) -> str:
@@ -34,16 +38,28 @@ def _present(values: Json) -> Json:
     return {name: value for name, value in values.items() if value is not None}
 
 
-def cst_json(entry: CstEntry, meta: Attribution, now: Timestamp) -> Json:
-    """One ``computing-service-table/entry``; an aged-out entry shows GAS 0 in force (8)."""
-    aged_out = entry.expired(now)
+def cst_json(
+    entry: CstEntry, meta: Attribution, now: Timestamp, observed: Json | None = None
+) -> Json:
+    """One ``computing-service-table/entry``; an aged-out entry shows GAS 0 in force (8).
+
+    ``observed`` is what feedback gave (section 9); a capped GAS adds gas-above-capacity to
+    its flags.
+    """
+    aged_out = meta.aged_out or entry.expired(now)
     values: Json = {
         "cs-id": entry.cs_id,
         "csci-id": entry.csci_id,
         "gas": 0 if aged_out else entry.gas,
-        "reported-gas": entry.gas,
+        "reported-gas": meta.reported_gas,
         "computing-time": ms(entry.computing_time),
         "price": entry.price,
+        "pending-price-increase": None
+        if meta.pending is None
+        else {
+            "price": meta.pending.price,
+            "effective-at": date_and_time(meta.pending.effective_at),
+        },
         "reputation": entry.reputation,
         "security-level": entry.security_level,
         "security-level-validated": entry.security_level_validated,
@@ -62,10 +78,15 @@ def cst_json(entry: CstEntry, meta: Attribution, now: Timestamp) -> Json:
             "last-changed": date_and_time(meta.last_changed),
             "sequence": str(meta.sequence),
             "age": age(now, entry.last_updated),
+            "freshness-bound": age(entry.expiry, entry.last_updated),
             "expiry-time": date_and_time(entry.expiry),
             "aged-out": aged_out,
         }
     )
+    if meta.capped:
+        observed = dict(observed or {})
+        observed["flag"] = [*observed.get("flag", ()), GAS_ABOVE_CAPACITY]
+    values["observed"] = observed or None
     return _present(values)
 
 
@@ -88,7 +109,8 @@ def nst_json(entry: NstEntry, meta: Attribution, now: Timestamp, lifetime: float
             "last-changed": date_and_time(meta.last_changed),
             "sequence": str(meta.sequence),
             "age": age(now, entry.last_updated),
-            "stale": lifetime is not None and now - entry.last_updated > lifetime,
+            "stale": meta.aged_out
+            or (lifetime is not None and now - entry.last_updated > lifetime),
         }
     )
     return _present(values)
@@ -109,6 +131,57 @@ def sender_json(record: SenderRecord, entries: int) -> Json:
             "refused-sequence": str(record.refused_sequence),
             "refused-clock-skew": str(record.refused_clock_skew),
             "refused-not-authorized": str(record.refused_not_authorized),
+            "rate-limited-dropped": str(record.rate_limited_dropped),
+            "rate-limited-throttled": str(record.rate_limited_throttled),
+            "price-increases-dampened": str(record.price_increases_dampened),
+            "gas-capped": str(record.gas_capped),
         },
     }
     return _present(values)
+
+
+def cst_event(
+    entry: CstEntry, change: str, metrics: Iterable[Metric] = (), *, capped: bool = False
+) -> Json:
+    """A ``cst-entry-changed`` notification with the values in force after the change."""
+    values: Json = {
+        "cs-id": entry.cs_id,
+        "csci-id": entry.csci_id,
+        "change": change,
+        "gas": entry.gas,
+        "computing-time": ms(entry.computing_time),
+        "health": entry.health.value,
+    }
+    named = [f"{MODULE}:{metric.value}" for metric in metrics]
+    if named:
+        values["changed-metric"] = named
+    if capped:
+        values["flag"] = [GAS_ABOVE_CAPACITY]
+    return {f"{MODULE}:cst-entry-changed": values}
+
+
+def nst_event(
+    change: str, key: tuple[str, str], new: NstEntry | None, old: NstEntry | None
+) -> Json:
+    """An ``nst-entry-changed`` notification (``old`` gives previous-network-delay)."""
+    values: Json = {"ingress": key[0], "egress": key[1], "change": change}
+    if new is not None:
+        values["network-delay"] = ms(new.network_delay)
+    if old is not None:
+        values["previous-network-delay"] = ms(old.network_delay)
+    return {f"{MODULE}:nst-entry-changed": values}
+
+
+def refused_event(
+    sender: str, operation: str, sequence: int, refusal: Refusal, entries: int
+) -> Json:
+    """A ``report-refused`` notification: the whole report, or ``entries`` entries of it."""
+    values: Json = {
+        "sender": sender,
+        "operation": operation,
+        "sequence-number": str(sequence),
+        "reason": f"{MODULE}:{refusal.reason}",
+        "entries": entries,
+        "detail": refusal.message,
+    }
+    return {f"{MODULE}:report-refused": values}

@@ -1,0 +1,478 @@
+"""select-service and metric ingest through the server (service-metrics-op 6.2.3, 8).
+
+The part of ``python -m tools.bench.selection`` that needs a server: it starts a real
+``catsctl serve`` on loopback, loads the CST of one CS-ID (10,000 CSCIs behind 1,000 egresses)
+with report-service-metrics in reports of 100 entries over RESTCONF (the ingest figure, in CST
+entries per second, every report validated by libyang) and the NST paths of a few ingresses
+with report-network-metrics, then times select-service over keep-alive connections with
+``candidate-report: examined`` from 1 and 2 client threads, and with ``all`` (10,000 candidates
+in the reply) for reference. The same ingest and select-service run in process through
+``Core.invoke`` (libyang validation, no HTTP), which separates the transport's cost.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import itertools
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.auth import hash_password
+from tools.bench import common
+from tools.bench.common import PASSWORD, USER, Figure
+
+MODULE = "ietf-cats-service-metrics"
+CS = "bench-service"
+REPORT_SIZE = 100
+PATHS_PER_REPORT = 500
+SELECT_TARGET = 1_500.0
+INGEST_TARGET = 50_000.0
+THREADS = (1, 2)
+SENDERS = (USER, f"{USER}-2")
+"""Two C-SMAs: each reports half of the CST, with its own sequence numbers."""
+JSON_TYPE = "application/yang-data+json"
+
+
+def basic(user: str) -> str:
+    """The Authorization header of a bench user."""
+    return "Basic " + base64.b64encode(f"{user}:{PASSWORD}".encode()).decode()
+
+
+AUTH = basic(USER)
+CONSTRAINED: dict[str, object] = {
+    "hard-constraints": {"min-security-level": 4, "max-price": 60, "min-bandwidth": 300}
+}
+"""About 1 candidate in 4 feasible, as the in-process bench's hard constraints."""
+
+Members = dict[str, object]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The reports that load the tables: CST reports of REPORT_SIZE entries and NST reports."""
+
+    cst: list[list[Members]]
+    nst: list[list[Members]]
+    ingresses: list[str]
+
+    @property
+    def entries(self) -> int:
+        """How many CST entries the CST reports carry."""
+        return sum(len(report) for report in self.cst)
+
+    def of_service(self, cs: str) -> list[list[Members]]:
+        """The CST reports for another CS-ID (entries belong to their first sender, so a
+        second group of senders reports a CS-ID of its own)."""
+        return [[{**entry, "cs-id": cs} for entry in report] for report in self.cst]
+
+
+def _ms(micros: int) -> str:
+    return f"{micros // 1000}.{micros % 1000:03d}"
+
+
+def tables(rng: random.Random, csci: int, egresses: int, ingresses: int) -> Tables:
+    """Seeded report entries: one CS-ID, ``csci`` instances, paths from every ingress."""
+    entries = [
+        {
+            "cs-id": CS,
+            "csci-id": f"sci-{number}",
+            "gas": rng.randint(1, 500),
+            "computing-time": _ms(rng.randint(1_000, 50_000)),
+            "price": rng.randint(0, 100),
+            "reputation": rng.randint(0, 10),
+            "security-level": rng.randint(0, 10),
+            "health": "healthy",
+            "egress": f"cf-{number % egresses}",
+        }
+        for number in range(csci)
+    ]
+    sources = [f"10.0.0.{number + 1}" for number in range(ingresses)]
+    paths = [
+        {
+            "ingress": source,
+            "egress": f"cf-{number}",
+            "delay": _ms(rng.randint(500, 80_000)),
+            "jitter": _ms(rng.randint(0, 5) * 1000),
+            "bandwidth": rng.randint(100, 1_000),
+            "loss-rate": rng.randint(0, 1_000),
+        }
+        for source in sources
+        for number in range(egresses)
+    ]
+    return Tables(_chunks(entries, REPORT_SIZE), _chunks(paths, PATHS_PER_REPORT), sources)
+
+
+def _chunks(items: list[Members], size: int) -> list[list[Members]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
+
+
+def seed_document() -> dict[str, object]:
+    """Running at start: the bench users, and a rate limit the bench stays under."""
+    users = [{"name": name, "password": hash_password(PASSWORD)} for name in SENDERS]
+    return {
+        "ietf-system:system": {"authentication": {"user": users}},
+        f"{MODULE}:update-control": {"rate-limit": {"max-reports": 1_000_000, "interval": 1}},
+    }
+
+
+class Reporter:
+    """The report inputs of one sender: increasing sequence numbers, the time of sending."""
+
+    def __init__(self) -> None:
+        self._sequence = itertools.count(1)
+
+    def cst(self, entries: list[Members]) -> Members:
+        """report-service-metrics input."""
+        return {**self._header(), "entry": entries}
+
+    def nst(self, paths: list[Members]) -> Members:
+        """report-network-metrics input."""
+        return {**self._header(), "path": paths}
+
+    def _header(self) -> Members:
+        return {
+            "sequence-number": str(next(self._sequence)),
+            "timestamp": datetime.now(UTC).isoformat(),
+        }
+
+
+class Client:
+    """One keep-alive RESTCONF connection that invokes ietf-cats-service-metrics RPCs."""
+
+    def __init__(self, port: int, user: str = USER) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.authorization = basic(user)
+
+    def call(self, name: str, members: Members) -> tuple[int, bytes]:
+        """POST one operation; status and body."""
+        body = json.dumps({f"{MODULE}:input": members}).encode()
+        headers = {
+            "Authorization": self.authorization,
+            "Accept": JSON_TYPE,
+            "Content-Type": JSON_TYPE,
+        }
+        self.connection.request("POST", f"/restconf/operations/{MODULE}:{name}", body, headers)
+        reply = self.connection.getresponse()
+        return reply.status, reply.read()
+
+    def output(self, name: str, members: Members) -> dict[str, Any]:
+        """The output of a successful operation; exits on any other answer."""
+        status, body = self.call(name, members)
+        if status != 200:  # noqa: PLR2004
+            raise SystemExit(f"{name}: status {status}: {body[:400]!r}")
+        found: dict[str, Any] = json.loads(body)[f"{MODULE}:output"]
+        return found
+
+
+Invoke = Callable[[str, Members], dict[str, Any]]
+
+
+def load_nst(invoke: Invoke, reporter: Reporter, data: Tables) -> None:
+    """Send the NST paths."""
+    for paths in data.nst:
+        invoke("report-network-metrics", reporter.nst(paths))
+
+
+def load_cst(invoke: Invoke, reporter: Reporter, reports: list[list[Members]]) -> list[float]:
+    """Send CST reports one after the other; the duration of each."""
+    times: list[float] = []
+    for entries in reports:
+        members = reporter.cst(entries)
+        began = time.perf_counter()
+        accepted = invoke("report-service-metrics", members)["accepted-entries"]
+        times.append(time.perf_counter() - began)
+        if accepted != len(entries):
+            raise SystemExit(f"only {accepted} of {len(entries)} entries accepted")
+    return times
+
+
+def ingest(
+    name: str, senders: Sequence[tuple[Invoke, Reporter]], reports: list[list[Members]], rounds: int
+) -> float:
+    """The CST ``rounds`` times, split over the senders, each in its own thread (a sender's
+    reports go in sequence); prints the row and returns CST entries per second."""
+    times: list[float] = []
+    problems: list[str] = []
+    lock = threading.Lock()
+
+    def send(number: int) -> None:
+        invoke, reporter = senders[number]
+        mine = [r for _ in range(rounds) for r in reports[number :: len(senders)]]
+        try:
+            found = load_cst(invoke, reporter, mine)
+        except (SystemExit, Exception) as exc:
+            problems.append(str(exc))
+            return
+        with lock:
+            times.extend(found)
+
+    workers = [threading.Thread(target=send, args=(n,)) for n in range(len(senders))]
+    began = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    elapsed = time.perf_counter() - began
+    if problems:
+        raise SystemExit(f"{name}: {problems}")
+    if len(times) != rounds * len(reports):
+        raise SystemExit(f"{name}: only {len(times)} of {rounds * len(reports)} reports went")
+    rate = len(times) * REPORT_SIZE / elapsed
+    ordered = sorted(times)
+    p50, p99 = ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, len(ordered) * 99 // 100)]
+    print(
+        f"{name:<40} {rate:>10,.0f} entries/s  p50 {p50 * 1000:>7.2f} ms"
+        f"  p99 {p99 * 1000:>7.2f} ms per report ({len(times)} reports)"
+    )
+    return rate
+
+
+def select_members(ingress: str, report: str, requirement: Members | None = None) -> Members:
+    """select-service input for the bench's CS-ID."""
+    members: Members = {"cs-id": CS, "ingress": ingress, "candidate-report": report}
+    if requirement is not None:
+        members["requirement"] = requirement
+    return members
+
+
+def timed_selects(
+    port: int, ingresses: list[str], threads: int, report: str, requirement: Members | None
+) -> Figure | str:
+    """select-service from ``threads`` keep-alive clients for common.SECONDS; the figure, or
+    the first error the server answered with."""
+    probe = Client(port).call("select-service", select_members(ingresses[0], report, requirement))
+    if probe[0] != 200:  # noqa: PLR2004
+        return f"status {probe[0]}: {_message(probe[1])}"
+
+    def step(client: Client, key: int) -> int | None:
+        members = select_members(ingresses[key], report, requirement)
+        status, _ = client.call("select-service", members)
+        return None if status == 200 else status  # noqa: PLR2004
+
+    clients = [Client(port) for _ in range(threads)]
+    latencies, elapsed, failures = common.drive(clients, step, len(ingresses))
+    if failures:
+        return f"unexpected statuses {sorted(set(failures))}"
+    return common.figure(len(ingresses), report, threads, latencies, elapsed)
+
+
+def _message(body: bytes) -> str:
+    """The error-message of an ietf-restconf:errors body (or the start of the body)."""
+    try:
+        return str(json.loads(body)["ietf-restconf:errors"]["error"][0]["error-message"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return body[:200].decode(errors="replace")
+
+
+def select_line(found: Figure | str, label: str) -> Figure | None:
+    """Print one select-service row (or its failure); the figure if there is one."""
+    if isinstance(found, str):
+        print(f"{label:<40} FAILED: {found}")
+        return None
+    print(
+        f"{label:<40} {found.rate:>10,.0f} calls/s    p50 {found.p50_ms:>7.2f} ms"
+        f"  p99 {found.p99_ms:>7.2f} ms"
+    )
+    return found
+
+
+def agreement(client: Client, ingresses: list[str]) -> int:
+    """How many ingresses get a different winner from ``examined`` than from ``all``."""
+    wrong = 0
+    for ingress in ingresses:
+        for requirement in (None, CONSTRAINED):
+            fast = client.output("select-service", select_members(ingress, "examined", requirement))
+            full = client.output("select-service", select_members(ingress, "all", requirement))
+            wrong += fast.get("csci-id") != full.get("csci-id")
+    return wrong
+
+
+@contextmanager
+def served(folder: Path) -> Iterator[int]:
+    """A seeded ``catsctl serve``; yields its RESTCONF port."""
+    init = folder / "init.json"
+    init.write_text(json.dumps(seed_document()))
+    port = common.free_port()
+    command = [
+        sys.executable, "-m", "controller.cli", "serve",
+        "--state-dir", str(folder / "state"), "--init-data", str(init),
+        "--restconf-port", str(port), "--netconf-port", "0",
+    ]  # fmt: skip
+    with (folder / "serve.log").open("wb") as log:
+        process = subprocess.Popen(command, cwd=common.ROOT, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + common.START_TIMEOUT_S
+        while not _ready(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(
+                    f"catsctl serve did not start:\n{(folder / 'serve.log').read_text()}"
+                )
+            time.sleep(0.2)
+        yield port
+    finally:
+        common.stop(process, timeout=30)
+
+
+def _ready(port: int) -> bool:
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.request("GET", "/restconf/yang-library-version", headers={"Authorization": AUTH})
+        return connection.getresponse().status == 200  # noqa: PLR2004
+    except OSError:
+        return False
+
+
+def over_restconf(data: Tables, rounds: int) -> tuple[float, list[Figure], int]:
+    """Ingest and select-service over RESTCONF: entries/s, the select figures (``examined``;
+    ``none`` stands in, labelled, when the server cannot answer ``examined``), disagreements.
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-selection-") as temp, served(Path(temp)) as port:
+        client = Client(port)
+        reporters = {user: Reporter() for user in SENDERS}
+        load_nst(client.output, reporters[USER], data)
+        rates = [
+            ingest(
+                f"ingest over RESTCONF, {count} sender(s)",
+                [(Client(port, user).output, reporters[user]) for user in SENDERS[:count]],
+                data.cst if count == 1 else data.of_service(f"{CS}-2"),
+                rounds,
+            )
+            for count in (1, 2)
+        ]
+        figures: list[Figure] = []
+        for report in ("examined", "none"):
+            for threads in THREADS:
+                found = timed_selects(port, data.ingresses, threads, report, None)
+                figure = select_line(found, f"select-service {report}, {threads} client(s)")
+                figures += [figure] if figure is not None else []
+            if figures:
+                break
+        constrained = timed_selects(port, data.ingresses, 1, "examined", CONSTRAINED)
+        select_line(constrained, "select-service examined, hard constraints")
+        reference = timed_selects(port, data.ingresses, 1, "all", None)
+        select_line(reference, "select-service all (reference), 1 client")
+        wrong = (
+            agreement(Client(port), data.ingresses) if figures[0].operation == "examined" else -1
+        )
+    return max(rates), figures, wrong
+
+
+@contextmanager
+def server_core() -> Iterator[Callable[[str], Invoke]]:
+    """The server core as ``catsctl serve`` wires it, seeded, without the protocol servers;
+    yields a function giving the invoke of one sender."""
+    from controller.app import server_schema  # noqa: PLC0415 - the server's own wiring
+    from controller.cps import RunningConfig, ServiceMetrics, register  # noqa: PLC0415
+    from controller.datastore import api  # noqa: PLC0415
+    from controller.datastore.core import Core  # noqa: PLC0415
+    from controller.model import Encoding  # noqa: PLC0415
+
+    schema = server_schema(())
+    registrations = api.Registrations()
+    holder: list[Core] = []
+    register(registrations, ServiceMetrics(RunningConfig(lambda: holder[0])))
+    try:
+        with Core(schema, None, registrations) as core:
+            holder.append(core)
+            seed = api.Edit(api.EditOperation.REPLACE, "/", json.dumps(seed_document()))
+            core.edit(api.DatastoreName.RUNNING, [seed], api.SYSTEM)
+
+            def sender(user: str) -> Invoke:
+                principal = api.Principal(user)
+
+                def invoke(name: str, members: Members) -> dict[str, Any]:
+                    document = json.dumps({f"{MODULE}:input": members})
+                    text = core.invoke(f"/{MODULE}:{name}", document, Encoding.JSON, principal)
+                    found: dict[str, Any] = json.loads(text)[f"{MODULE}:output"]
+                    return found
+
+                return invoke
+
+            yield sender
+    finally:
+        schema.close()
+
+
+def in_process(data: Tables, rounds: int, seconds: float) -> float:
+    """Ingest and select-service through ``Core.invoke``, no HTTP; returns entries/s."""
+    from controller.errors import CatsError  # noqa: PLC0415
+
+    with server_core() as sender:
+        reporters = {user: Reporter() for user in SENDERS}
+        load_nst(sender(USER), reporters[USER], data)
+        rates = [
+            ingest(
+                f"ingest in process, {count} sender(s)",
+                [(sender(user), reporters[user]) for user in SENDERS[:count]],
+                data.cst if count == 1 else data.of_service(f"{CS}-2"),
+                rounds,
+            )
+            for count in (1, 2)
+        ]
+        invoke = sender(USER)
+        for report in ("examined", "none", "all"):
+            label = f"select-service {report} in process"
+            try:
+                invoke("select-service", select_members(data.ingresses[0], report))
+            except CatsError as exc:
+                print(f"{label:<40} FAILED: {exc}")
+                continue
+            times: list[float] = []
+            began = time.perf_counter()
+            while time.perf_counter() - began < seconds:
+                ingress = data.ingresses[len(times) % len(data.ingresses)]
+                start = time.perf_counter()
+                invoke("select-service", select_members(ingress, report))
+                times.append(time.perf_counter() - start)
+            ordered = sorted(times)
+            print(
+                f"{label:<40} {len(times) / sum(times):>10,.0f} calls/s    p50 "
+                f"{ordered[len(ordered) // 2] * 1000:>7.2f} ms"
+            )
+    return max(rates)
+
+
+def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float) -> bool:
+    """The whole server part; prints the figures and ratios; True when every target holds."""
+    data = tables(random.Random(11), csci, egresses, ingresses)
+    print(f"\nthrough the server: {data.entries} CST entries in reports of {REPORT_SIZE}, "
+          f"{sum(len(r) for r in data.nst)} NST paths")  # fmt: skip
+    local = in_process(data, rounds, seconds)
+    ingest, figures, wrong = over_restconf(data, rounds)
+    print(f"select-service examined vs all: {wrong} of {2 * len(data.ingresses)} disagree")
+    if wrong < 0 or any(f.operation != "examined" for f in figures):
+        print("select-service examined failed: the 'none' figures stand in for it")
+    checks = [
+        ("ingest over RESTCONF", ingest, INGEST_TARGET, "entries/s"),
+        ("ingest in process", local, INGEST_TARGET, "entries/s"),
+        *[
+            (
+                f"select-service {f.operation}, {f.threads} client(s)",
+                f.rate,
+                SELECT_TARGET,
+                "calls/s",
+            )
+            for f in figures
+        ],
+    ]
+    ok = wrong == 0 and all(f.operation == "examined" for f in figures)
+    for name, value, target, unit in checks:
+        met = value >= target
+        ok = ok and met
+        print(
+            f"{name:<40} {value / target:>5.2f} x target {target:,.0f} {unit}: "
+            f"{'met' if met else 'MISSED'}"
+        )
+    return ok
