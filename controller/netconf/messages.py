@@ -47,12 +47,44 @@ def parse_xml(data: bytes) -> Element:
     return root
 
 
+_PREFIX_DECLARATION = re.compile(r'\sxmlns:([A-Za-z_][\w.-]*)="([^"]*)"')
+
+
 def parse_fragment(document: str) -> list[Element]:
-    """The top-level elements of a document printed by the core (zero or more siblings)."""
+    """The top-level elements of a document printed by the core (zero or more siblings).
+
+    libyang declares the prefix of an identityref value (RFC 7950 9.10.3) on the element
+    holding it. When an element moves into a reply, lxml drops such a declaration if an
+    ancestor binds the same URI as the default namespace, and the value's prefix would be
+    left unbound; so every top-level element also declares every prefix the document uses.
+    """
     if not document.strip():
         return []
     holder = etree.fromstring(b"<fragment>" + document.encode() + b"</fragment>", _PARSER)
-    return list(holder)
+    prefixes = dict(_PREFIX_DECLARATION.findall(document))
+    if not prefixes:
+        return list(holder)
+    return [_declaring(element, prefixes) for element in holder]
+
+
+def parse_output(document: str) -> list[Element]:
+    """The children of the ``<output>`` the core prints for an RPC or action: the elements
+    of an rpc-reply (RFC 6241 4.2), each declaring the prefixes the output uses."""
+    if not document.strip():
+        return []
+    holder = etree.fromstring(b"<fragment>" + document.encode() + b"</fragment>", _PARSER)
+    prefixes = dict(_PREFIX_DECLARATION.findall(document))
+    children = [child for top in holder for child in top]
+    return [_declaring(child, prefixes) for child in children] if prefixes else children
+
+
+def _declaring(element: Element, prefixes: dict[str, str]) -> Element:
+    """A copy of a top-level element that also declares ``prefixes``; children move over."""
+    nsmap = {**element.nsmap, **{p: u for p, u in prefixes.items() if p not in element.nsmap}}
+    top = etree.Element(element.tag, attrib=dict(element.attrib), nsmap=nsmap)
+    top.text = element.text
+    top.extend(list(element))
+    return top
 
 
 def to_bytes(element: Element) -> bytes:

@@ -95,7 +95,10 @@ def wrap(target: list[Element], ancestors: tuple[SchemaNode, ...]) -> list[Eleme
     """The target elements inside their ancestors, as the top-level elements of a read."""
     if not ancestors or not target:
         return target
-    top = etree.Element(_tag(ancestors[0]), nsmap={None: ancestors[0].namespace})
+    # The prefixes the targets declare (identityref values, see parse_fragment) move up to the
+    # new top: lxml drops them from an element appended under the same default namespace.
+    prefixes = {p: uri for e in target for p, uri in e.nsmap.items() if p is not None}
+    top = etree.Element(_tag(ancestors[0]), nsmap={None: ancestors[0].namespace, **prefixes})
     parent = top
     for above, node in pairwise(ancestors):
         nsmap = {None: node.namespace} if node.namespace != above.namespace else None

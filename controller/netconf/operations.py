@@ -29,7 +29,7 @@ from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors
 from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
 from controller.netconf.edits import ConfigEdits, SchemaLookup
 from controller.netconf.errors import bad_element, netconf_error
-from controller.netconf.messages import BASE_NS, NC, parse_fragment
+from controller.netconf.messages import BASE_NS, NC, parse_output
 from controller.netconf.monitoring import MONITORING_NS, SchemaSources
 from controller.netconf.nmda import NMDA_NS, Nmda
 from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
@@ -359,14 +359,13 @@ class Operations:
         document = etree.tostring(operation).decode()
         output = self._core.invoke(f"/{module}:{node.name}", document, Encoding.XML,
                                    caller.principal)  # fmt: skip
-        found = parse_fragment(output)
-        return Outcome(tuple(child for top in found for child in top))
+        return Outcome(tuple(parse_output(output)))
 
     def _action(self, caller: Caller, operation: Element) -> Outcome:
         """``<action>`` (RFC 7950 7.15.2): the handler RESTCONF uses too."""
         path, document = self._config.action(operation)
         output = self._core.invoke(path, document, Encoding.XML, caller.principal)
-        return Outcome(tuple(child for top in parse_fragment(output) for child in top))
+        return Outcome(tuple(parse_output(output)))
 
 
 def _data(elements: list[Element]) -> Element:

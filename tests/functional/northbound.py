@@ -103,21 +103,16 @@ class Restconf:
         assert reply.status_code == 204, reply.text
 
 
-#: The YANG prefixes of the identities in the replies, for values whose prefix a NETCONF
-#: <get> reply leaves unbound (see test_identity_prefixes_of_a_netconf_get_are_bound).
-UNBOUND = {"cats-sm": f"{YANG_NS}{SM}", "cats-t": f"{YANG_NS}ietf-cats-types"}
-
-
-def element_to_plain(element: Any, unbound: dict[str, str] | None = None) -> Any:
+def element_to_plain(element: Any) -> Any:
     """An XML element in the test shape: identities as ``module:name``, known lists as lists.
 
-    ``unbound``: namespaces of prefixes that identity values use without a declaration.
+    An identity value whose prefix is not declared stays as written, and fails comparisons.
     """
     children = list(element)
     if not children:
         text = (element.text or "").strip()
         prefix, colon, name = text.partition(":")
-        namespace = element.nsmap.get(prefix, (unbound or {}).get(prefix)) if colon else None
+        namespace = element.nsmap.get(prefix) if colon else None
         if namespace is not None and namespace.startswith(YANG_NS):
             return f"{namespace.removeprefix(YANG_NS)}:{name}"
         return text
@@ -125,9 +120,9 @@ def element_to_plain(element: Any, unbound: dict[str, str] | None = None) -> Any
     for child in children:
         name = etree.QName(child).localname
         if name in LISTS or name in LEAF_LISTS:
-            found.setdefault(name, []).append(element_to_plain(child, unbound))
+            found.setdefault(name, []).append(element_to_plain(child))
         else:
-            found[name] = element_to_plain(child, unbound)
+            found[name] = element_to_plain(child)
     return found
 
 
@@ -182,7 +177,7 @@ class Netconf:
 
     def decision(self, decision_id: str) -> Json:
         """The decision from a ``get``."""
-        record: Json = element_to_plain(self.get_decision(decision_id), UNBOUND)
+        record: Json = element_to_plain(self.get_decision(decision_id))
         return record
 
     def set_network_only(self, *, enabled: bool) -> None:

@@ -445,11 +445,6 @@ def test_skewed_timestamp_is_refused(server: Server) -> None:
     assert error["error-app-tag"] == "clock-skew-exceeded"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="controller/netconf reads: lxml drops xmlns:cats-sm when parse_fragment's elements "
-    "move into <data>, as the default namespace has the same URI",
-)
 def test_identity_prefixes_of_a_netconf_get_are_bound(server: Server, manager: Any) -> None:
     """RFC 7950 9.10.3: an identityref value's prefix is declared in the XML reply."""
     restconf = Restconf(server)
