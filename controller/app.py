@@ -1,6 +1,11 @@
-"""The one place that wires the C-PS application: schema, server core, RESTCONF and NETCONF.
+"""The one place that wires a model-driven server: schema, server core, RESTCONF and NETCONF.
 
-``catsctl serve`` calls :func:`serve`; tests and tools use :class:`Application` with ``with``.
+One composition serves any application: :class:`Application` takes an :class:`Installer`,
+which registers the application's state, RPC handlers and commit hooks and returns the part
+that runs (:class:`Hosted`, started and closed with the servers). The C-PS's service metrics
+(:func:`install_service_metrics`) are the default, so ``catsctl serve`` calls :func:`serve`;
+``catsctl csma`` passes the C-SMA's installer (agents.csma.service). Tests and tools use
+:class:`Application` with ``with``.
 """
 
 from __future__ import annotations
@@ -8,10 +13,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from controller.auth import LocalUsers
 from controller.cps import RunningConfig, ServiceMetrics
@@ -105,6 +112,44 @@ def server_schema(yang_dirs: tuple[Path, ...]) -> Schema:
     return Schema([project_yang_dir(), *yang_dirs], modules, features)
 
 
+class Hosted(Protocol):
+    """The running part of an application: started after the core, closed before it."""
+
+    def start(self) -> None:
+        """Start the application's own work (threads, sweepers); the servers start next."""
+        ...
+
+    def close(self) -> None:
+        """Stop it; the servers have stopped taking requests."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """What an installer gets of the server it is installed in."""
+
+    settings: ServeSettings
+    core: Callable[[], Core]  # the server core (built after the installer ran)
+    publish: Callable[[dict[str, object]], None]  # a notification on the NETCONF stream
+
+
+class Installer(Protocol):
+    """Registers an application with the server core and returns its running part."""
+
+    def __call__(self, registrations: Registrations, host: Host, /) -> Hosted: ...
+
+
+def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
+    """The C-PS application (controller.cps): reports into the CST and NST, select-service."""
+    service_metrics = ServiceMetrics(
+        RunningConfig(host.core),
+        publish=host.publish,
+        state_dir=host.settings.state_dir,  # the report-sender ledger (replay protection)
+    )
+    register_cps(registrations, service_metrics)  # plugins may replace its entries
+    return service_metrics
+
+
 def is_new_state_dir(state_dir: Path) -> bool:
     """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
     return not state_dir.is_dir() or not any(state_dir.iterdir())
@@ -121,9 +166,12 @@ def seed_running(core: Core, init_data: Path) -> Revision:
 
 
 class Application:
-    """The running C-PS: schema, core and RESTCONF server; ``with`` owns them all."""
+    """A running server: schema, core, RESTCONF and NETCONF servers and the installed
+    application (the C-PS by default); ``with`` owns them all."""
 
-    def __init__(self, settings: ServeSettings) -> None:
+    def __init__(
+        self, settings: ServeSettings, installer: Installer = install_service_metrics
+    ) -> None:
         self.settings = settings
         self.schema = server_schema(settings.yang_dirs)
         listen = settings.listen
@@ -133,12 +181,9 @@ class Application:
         )
         self.netconf: NetconfParts | None = None
         registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
-        self.service_metrics = ServiceMetrics(
-            RunningConfig(lambda: self.core),
-            publish=self._publish_notification,
-            state_dir=settings.state_dir,  # the report-sender ledger (replay protection)
+        self.hosted = installer(
+            registrations, Host(settings, lambda: self.core, self._publish_notification)
         )
-        register_cps(registrations, self.service_metrics)  # plugins may replace its entries
         fresh = is_new_state_dir(settings.state_dir)
         try:
             apply_plugins(settings.plugins, registrations)
@@ -154,7 +199,7 @@ class Application:
         resolver = PathResolver(self.schema.context)
         started = datetime.now(UTC)
         info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
-        users = LocalUsers(self.core)
+        self.users = users = LocalUsers(self.core)
         authenticator = Authenticator(users.check_password)
         app = create_app(
             Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
@@ -172,35 +217,35 @@ class Application:
             settings.yang_dirs,
             users,
         )
-        if not users.password_hashes():
-            LOG.warning(
-                "no users in ietf-system:system/authentication: every request gets 401; "
-                "seed one with --init-data (see catsctl hash-password)"
-            )
 
     def _publish_notification(self, document: dict[str, object]) -> None:
         """Put an application notification on the NETCONF stream (validated by the core)."""
         try:
             self.core.publish("NETCONF", json.dumps(document))
         except CatsError:  # the application's fault; the report or decision stands
-            LOG.exception("an ietf-cats-service-metrics notification failed validation")
+            LOG.exception("an application notification failed validation")
 
     def _netconf_state(self) -> dict[str, object]:
         return self.netconf.state() if self.netconf is not None else {}
 
     def __enter__(self) -> Application:
-        self.service_metrics.start()  # the sweeper: throttled reports, aging, ledger
+        self.hosted.start()  # the C-PS: the sweeper (throttled reports, aging, ledger)
+        if not self.users.password_hashes():
+            LOG.warning(
+                "no users in ietf-system:system/authentication: every request gets 401; "
+                "seed one with --init-data (see catsctl hash-password)"
+            )
         try:
             self.server.start()
         except BaseException:
-            self.service_metrics.close()
+            self.hosted.close()
             raise
         if self.netconf is not None and self.settings.netconf.port > 0:
             try:
                 self.netconf.server.start()
             except BaseException:
                 self.server.stop()
-                self.service_metrics.close()
+                self.hosted.close()
                 raise
         return self
 
@@ -214,14 +259,18 @@ class Application:
         if self.netconf is not None:
             self.netconf.server.stop()
         self.server.stop()
-        self.service_metrics.close()  # no more reports: stop sweeping, write the ledger
+        self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.core.close()
         self.schema.close()
 
 
-def serve(settings: ServeSettings, stop: threading.Event | None = None) -> int:
-    """Run the C-PS until ``stop`` is set (or forever); returns the exit code."""
-    with Application(settings):
+def serve(
+    settings: ServeSettings,
+    stop: threading.Event | None = None,
+    installer: Installer = install_service_metrics,
+) -> int:
+    """Run the server (the C-PS by default) until ``stop`` is set; returns the exit code."""
+    with Application(settings, installer):
         LOG.info("serving; state in %s", settings.state_dir)
         (stop or threading.Event()).wait()
     return 0

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.cnma.cli import add_parsers as add_cnma_parsers
+from agents.csma.cli import add_parsers as add_csma_parsers
 from agents.sci.cli import add_parsers as add_sci_parsers
 from controller import __version__
 from controller.errors import CatsError
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
     _add_serve(commands)
     add_cnma_parsers(commands)
+    add_csma_parsers(commands)
     add_sci_parsers(commands)
 
     hashing = commands.add_parser(

@@ -1,0 +1,86 @@
+"""The C-SMA's values: identifiers, health and the metrics of one SCI as the cache keeps them.
+
+Frozen dataclasses, no behaviour beyond small derivations (STYLE 5, 10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import NewType
+
+CsId = NewType("CsId", str)
+CsciId = NewType("CsciId", str)
+TenantId = NewType("TenantId", str)
+ReuseKey = NewType("ReuseKey", str)
+SessionId = NewType("SessionId", str)
+ReservationId = NewType("ReservationId", str)
+
+#: The key of a CST entry: (CS-ID, CSCI-ID) (service-metrics-op 6.2.1).
+EntryKey = tuple[CsId, CsciId]
+
+MS = Decimal("0.001")
+
+
+class Health(StrEnum):
+    """cats-t:health-status (sci-implementation 5.2)."""
+
+    HEALTHY = "healthy"
+    DEGRADED = "degraded"
+    UNHEALTHY = "unhealthy"
+    UNKNOWN = "unknown"
+
+
+#: Better health first: the health of an aggregate is the best of its members'.
+HEALTH_ORDER = (Health.HEALTHY, Health.DEGRADED, Health.UNHEALTHY, Health.UNKNOWN)
+
+
+def sci_health(healthy: int, degraded: int, unhealthy: int, unknown: int) -> Health:
+    """An SCI's health from its Health Summary (Table 1): the best state of its instances."""
+    for health, count in zip(HEALTH_ORDER, (healthy, degraded, unhealthy, unknown), strict=True):
+        if count:
+            return health
+    return Health.UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class SciMetrics:
+    """What one accepted SCI report says (sci-implementation Table 1), as the C-SMA uses it."""
+
+    cs_id: CsId
+    csci_id: CsciId
+    gas: int
+    computing_time: Decimal | None  # ms; None when the SCI had no estimate
+    health: Health
+    collected_at: str  # yang:date-and-time of the report's timestamp
+    price: int | None = None  # optional-metrics cost
+    reputation: int | None = None
+    security_level: int | None = None  # optional-metrics security-label
+
+    @property
+    def key(self) -> EntryKey:
+        """(CS-ID, CSCI-ID)."""
+        return (self.cs_id, self.csci_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry of report-service-metrics as the C-SMA advertises it (6.2.1, 8)."""
+
+    cs_id: CsId
+    csci_id: CsciId
+    gas: int
+    computing_time: Decimal  # ms
+    health: Health
+    collected_at: str
+    price: int | None = None
+    reputation: int | None = None
+    security_level: int | None = None
+    aggregated: bool = False
+    source: str | None = None  # the SCI (or the site) that observed the values
+
+    @property
+    def key(self) -> EntryKey:
+        """(CS-ID, CSCI-ID)."""
+        return (self.cs_id, self.csci_id)
