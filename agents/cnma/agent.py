@@ -27,7 +27,7 @@ from agents.cnma.config import CnmaConfig, load_config
 from agents.cnma.fields import ConfigError
 from agents.cnma.paths import PathKey, PathMetrics, endpoint_costs, network_service_table
 from agents.cnma.probe import Measurement, Probe, apply, measure
-from agents.cnma.sequence import SequenceStore
+from agents.common.sequence import SequenceStore
 from controller.selection.units import Micros
 
 LOG = logging.getLogger("agents.cnma")

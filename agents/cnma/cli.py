@@ -44,7 +44,7 @@ def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
 def _cmd_cnma(args: argparse.Namespace) -> int:
     """Load and validate the configuration, then report until SIGTERM or SIGINT."""
     from agents.cnma.agent import Agent, reload_config  # noqa: PLC0415
-    from agents.cnma.sequence import SequenceStore  # noqa: PLC0415
+    from agents.common.sequence import SequenceStore  # noqa: PLC0415
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -5,7 +5,7 @@ the last report, so that a burst of SCI reports coalesces), the loop takes the s
 sends what :func:`agents.csma.thresholds.plan` calls for: a full report at start and after
 the C-PS was unreachable, deltas of what crossed a threshold, a heartbeat (or full report)
 every heartbeat interval, and nothing otherwise. Sequence numbers persist in the state
-directory before the report leaves (agents.cnma.sequence), so a restarted C-SMA resumes
+directory before the report leaves (agents.common.sequence), so a restarted C-SMA resumes
 above them. A refused report is logged item by item (the rpc-error) and its changes are
 offered again; an unreachable C-PS is retried with exponential backoff.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from agents.cnma.client import RefusedError, Transport, UnreachableError
-from agents.cnma.sequence import SequenceStore
+from agents.common.sequence import SequenceStore
 from agents.csma.config import Reporting
 from agents.csma.report import MODULE, OPERATION, service_report
 from agents.csma.thresholds import Plan, ReportType, plan

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agents.cnma.client import RestconfTransport, Transport
-from agents.cnma.sequence import SequenceStore
+from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, messages, reservations, stateview
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
 from agents.csma.errors import refused

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.common.sequence import SequenceStore
 from agents.sci.config import Overrides, load_config
 from agents.sci.dispatcher import Dispatcher, ForwardSettings
 from agents.sci.errors import refused
@@ -23,7 +24,6 @@ from agents.sci.monitor import schedule
 from agents.sci.reporter import Reporter
 from agents.sci.runtime import Runtime
 from agents.sci.sender import Credentials, RestconfSender
-from agents.sci.sequence import SequenceNumbers
 from controller.model import Schema
 
 LOG = logging.getLogger("agents.sci")
@@ -61,7 +61,7 @@ def run_sci(settings: SciSettings, stop: threading.Event) -> int:
         sender = RestconfSender(
             config.restconf_uri, settings.credentials, settings.report_timeout_s
         )
-        sequence = SequenceNumbers(settings.state_dir)
+        sequence = SequenceStore(settings.state_dir)
         reporter = Reporter(runtime, sequence, sender.send, schema)
         client = HttpServer(
             Dispatcher(runtime, settings.forward),

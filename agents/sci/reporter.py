@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from agents.common.sequence import SequenceStore
 from agents.sci.errors import SciError
 from agents.sci.report import Json, ReportContent, build_report, envelope
 from agents.sci.reporting import (
@@ -25,7 +26,6 @@ from agents.sci.reporting import (
     threshold_triggers,
 )
 from agents.sci.runtime import Runtime
-from agents.sci.sequence import SequenceNumbers
 from controller.model import InstanceKind, ModelError, Schema
 
 LOG = logging.getLogger("agents.sci.reporter")
@@ -48,7 +48,7 @@ class Reporter:
     """The Reporting Interface of one SCI; :meth:`tick` is called by one thread."""
 
     def __init__(
-        self, runtime: Runtime, sequence: SequenceNumbers, send: Send, schema: Schema
+        self, runtime: Runtime, sequence: SequenceStore, send: Send, schema: Schema
     ) -> None:
         self._runtime = runtime
         self._sequence = sequence

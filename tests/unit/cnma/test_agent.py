@@ -13,8 +13,8 @@ from agents.cnma.agent import Agent
 from agents.cnma.client import RefusedError, Transport, UnreachableError
 from agents.cnma.config import CnmaConfig
 from agents.cnma.fields import ConfigError
-from agents.cnma.sequence import SequenceStore
 from agents.cnma.topology import Link
+from agents.common.sequence import SequenceStore
 from controller.errors import ErrorItem, ErrorType
 from controller.selection.units import Micros
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agents.cnma.client import RefusedError, UnreachableError
-from agents.cnma.sequence import SequenceStore
+from agents.common.sequence import SequenceStore
 from agents.csma.config import Reporting
 from agents.csma.reporter import Reporter
 from agents.csma.values import Entry, EntryKey

@@ -6,12 +6,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from agents.common.sequence import SequenceStore
 from agents.sci.config import parse_config
 from agents.sci.errors import refused
 from agents.sci.report import Json
 from agents.sci.reporter import Reporter
 from agents.sci.runtime import Runtime
-from agents.sci.sequence import SequenceNumbers
 from agents.sci.values import CheckResult, CheckType, SiId
 from controller.model import Schema
 from tests.unit.sci.test_config import MINIMAL
@@ -53,7 +53,7 @@ def _healthy(runtime: Runtime, at: float) -> None:
 def _setup(tmp_path: Path, schema: Schema) -> tuple[Runtime, Reporter, Recorder]:
     runtime = Runtime(parse_config(_config()), now=0.0)
     recorder = Recorder()
-    return runtime, Reporter(runtime, SequenceNumbers(tmp_path), recorder, schema), recorder
+    return runtime, Reporter(runtime, SequenceStore(tmp_path), recorder, schema), recorder
 
 
 def test_heartbeat_threshold_and_event_reports(tmp_path: Path, schema: Schema) -> None:
@@ -89,15 +89,6 @@ def test_a_failed_delivery_is_counted_and_the_next_report_goes(
     assert reporter.counts["failed"] == 1
     recorder.refuse = False
     assert reporter.tick(1.5) == "heartbeat"  # still due
-
-
-def test_sequence_numbers_resume_higher_after_a_restart(tmp_path: Path) -> None:
-    first = SequenceNumbers(tmp_path)
-    numbers = [first.next() for _ in range(3)]
-    again = SequenceNumbers(tmp_path)
-    assert again.next() == numbers[-1] + 1
-    (tmp_path / "sequence-number").write_text("garbage")
-    assert SequenceNumbers(tmp_path).next() > numbers[-1]  # falls back to the clock
 
 
 def test_a_report_the_schema_refuses_is_not_sent(tmp_path: Path, schema: Schema) -> None:

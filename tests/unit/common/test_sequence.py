@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.cnma.sequence import FILE_NAME, SequenceStore
+from agents.common.sequence import FILE_NAME, SequenceStore
 
 
 def test_new_state_starts_from_the_clock_and_persists(tmp_path: Path) -> None:

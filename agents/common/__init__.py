@@ -1,0 +1,1 @@
+"""What every agent shares: persisted report sequence numbers."""
