@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agents.cnma.cli import add_parsers as add_cnma_parsers
 from agents.csma.cli import add_parsers as add_csma_parsers
+from agents.forwarder.cli import add_parsers as add_forwarder_parsers
 from agents.sci.cli import add_parsers as add_sci_parsers
 from controller import __version__
 from controller.errors import CatsError
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve(commands)
     add_cnma_parsers(commands)
     add_csma_parsers(commands)
+    add_forwarder_parsers(commands)
     add_sci_parsers(commands)
 
     hashing = commands.add_parser(
