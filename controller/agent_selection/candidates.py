@@ -1,0 +1,144 @@
+"""P3, the candidate set: configured candidates with what MSG-4, MSG-6 and MSG-7 said of them.
+
+:class:`CandidateBook` keeps the latest computing part per candidate (from its C-SMA, MSG-4)
+and forwarding part (from the C-NMA, MSG-7), drops advertisements older than the last one a
+source sent, and keeps per source how often its values proved wrong (14): the discount of a
+candidate is that of the C-SMA that advertised it. It is a plain container used under the
+service's lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from controller.agent_selection import views
+from controller.agent_selection.config import AgentConfig, CandidateConfig
+from controller.agent_selection.views import ComputingPart, ForwardingPart
+from controller.selection.mapping import Candidate, SourceAccuracy, StateElementView
+from controller.selection.mapping.vocabulary import ReuseKey, SourceId, TenantId
+from controller.selection.vocabulary import CsciId, CsId
+
+StateMap = Mapping[tuple[TenantId, ReuseKey], StateElementView]
+StateByCandidate = Mapping[CsciId, StateMap]
+CACHE_LIMIT = 1 << 16
+_NO_STATE: StateMap = MappingProxyType({})
+
+
+class StateCache:
+    """MSG-6 answers parsed once: an answer equal to an earlier one (the C-SMA's values have
+    not changed) gives the same state map, so the decision records of many decisions share
+    it instead of holding a copy each. Bounded; thread-safe (queries run outside the lock)."""
+
+    def __init__(self, limit: int = CACHE_LIMIT) -> None:
+        self._limit = limit
+        self._guard = threading.Lock()
+        self._maps: dict[tuple[str, str, str], StateMap] = {}
+
+    def state(self, tenant: TenantId, csci_id: CsciId, elements: list[Any]) -> StateMap:
+        """The state map of one candidate's answer for one tenant."""
+        key = (tenant, csci_id, json.dumps(elements, sort_keys=True))
+        with self._guard:
+            found = self._maps.get(key)
+        if found is not None:
+            return found
+        made: StateMap = MappingProxyType(views.state_elements(tenant, elements))
+        with self._guard:
+            if len(self._maps) >= self._limit:
+                self._maps.clear()
+            return self._maps.setdefault(key, made)
+
+
+@dataclass
+class CandidateBook:
+    """What the C-PS knows of every candidate beyond its configuration."""
+
+    computing: dict[CsciId, ComputingPart] = field(default_factory=dict)
+    forwarding: dict[CsciId, ForwardingPart] = field(default_factory=dict)
+    advertiser: dict[CsciId, SourceId] = field(default_factory=dict)
+    sequences: dict[SourceId, int] = field(default_factory=dict)
+    accuracy: dict[SourceId, SourceAccuracy] = field(default_factory=dict)
+    built: dict[CsciId, tuple[object, object, object, Candidate]] = field(default_factory=dict)
+
+    def fresh_sequence(self, source: SourceId, sequence: int | None) -> bool:
+        """Whether an advertisement is newer than the last one of its source (MSG-4, MSG-7);
+        records it when it is."""
+        if sequence is None:
+            return True
+        last = self.sequences.get(source)
+        if last is not None and sequence <= last:
+            return False
+        self.sequences[source] = sequence
+        return True
+
+    def advertised(self, source: SourceId, parts: Iterable[tuple[CsciId, ComputingPart]]) -> None:
+        """Store the computing parts of one MSG-4."""
+        for csci_id, part in parts:
+            self.computing[csci_id] = part
+            self.advertiser[csci_id] = source
+
+    def viewed(self, parts: Iterable[tuple[CsciId, ForwardingPart]]) -> None:
+        """Store the forwarding parts of one MSG-7 (endpoints extend the earlier view)."""
+        for csci_id, part in parts:
+            self.forwarding[csci_id] = views.merged(self.forwarding.get(csci_id), part)
+
+    def observed(
+        self, source: SourceId, *, contradicted: bool = False, tail_underreport: bool = False
+    ) -> None:
+        """One value of ``source`` was checked (MSG-14, a transfer, a tail)."""
+        record = self.accuracy.get(source, SourceAccuracy(source))
+        self.accuracy[source] = record.observed(
+            contradicted=contradicted, tail_underreport=tail_underreport
+        )
+
+    def discounts(self, csci_ids: Iterable[CsciId]) -> dict[CsciId, float]:
+        """The discount of each candidate's advertiser, where it has one (14)."""
+        found: dict[CsciId, float] = {}
+        for csci_id in csci_ids:
+            source = self.advertiser.get(csci_id)
+            record = None if source is None else self.accuracy.get(source)
+            if record is not None and record.discount() > 0:
+                found[csci_id] = record.discount()
+        return found
+
+    def candidates(
+        self, config: AgentConfig, service: CsId, state: StateByCandidate
+    ) -> list[Candidate]:
+        """P3: the service's configured candidates with their resource views."""
+        return [self.candidate(c, state.get(c.csci_id, {})) for c in config.for_service(service)]
+
+    def candidate(
+        self,
+        configured: CandidateConfig,
+        state: Mapping[tuple[TenantId, ReuseKey], StateElementView],
+    ) -> Candidate:
+        """One candidate with the parts known of it; the same parts give the same value (the
+        records of later decisions share it)."""
+        csci_id = configured.csci_id
+        compute, forward = self.computing.get(csci_id), self.forwarding.get(csci_id)
+        known = self.built.get(csci_id)
+        if known is not None and known[0] is compute and known[1] is forward:
+            made = known[3]
+            if (
+                made.view.state is state
+                and made.region == configured.region
+                and (made.trusted == configured.trusted and made.enabled == configured.enabled)
+                and made.permitted_tenants == configured.permitted_tenants
+            ):
+                return made
+        made = Candidate(
+            csci_id,
+            views.view(compute, forward, state or _NO_STATE),
+            configured.region,
+            configured.permitted_tenants,
+            trusted=configured.trusted,
+            enabled=configured.enabled,
+        )
+        if len(self.built) >= CACHE_LIMIT:
+            self.built.clear()
+        self.built[csci_id] = (compute, forward, state, made)
+        return made

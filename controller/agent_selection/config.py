@@ -1,0 +1,207 @@
+"""The configuration of ietf-cats-agent-selection in running: tiers, context, candidates.
+
+:class:`AgentConfig` is parsed once per revision of running (:class:`RunningAgentConfig`);
+:func:`context` turns a ``selection-context`` (the configured one with the descriptor's
+overrides merged over it, 6.4) into the core's :class:`SelectionContext` and the C-PS's own
+bounds (:class:`Bounds`: rate limits, retention, handoff timeout; sections 13, 14).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.agent_selection.values import MODULE, Json, ident, integer, number, seconds
+from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
+from controller.selection.mapping import (
+    Band,
+    BudgetPacing,
+    Lexicographic,
+    SelectionContext,
+    Stability,
+    TierCatalogue,
+    Weighted,
+)
+from controller.selection.mapping.vocabulary import (
+    Dimension,
+    RegionId,
+    TenantId,
+    ThresholdAction,
+    TierName,
+)
+from controller.selection.vocabulary import CsciId, CsId
+from controller.southbound import Target
+
+ROOT = f"/{MODULE}:agent-selection"
+_DIMENSIONS = {d.value: d for d in Dimension}
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What the C-PS bounds per session (13, 14) and how long it keeps records (M39)."""
+
+    max_decision_rate: int | None = None
+    max_state_query_rate: int | None = None
+    max_reservation_rate: int | None = None
+    retention_after_close: float = 3600.0
+    max_records: int | None = None
+    handoff_timeout: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateConfig:
+    """One configured candidate: where it is, who may use it, which C-SMA speaks for it."""
+
+    csci_id: CsciId
+    cs_id: CsId
+    enabled: bool = True
+    region: RegionId | None = None
+    permitted_tenants: frozenset[TenantId] = frozenset()
+    trusted: bool = False
+    c_sma: Target | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """The agent-selection configuration in force."""
+
+    tiers: TierCatalogue = field(default_factory=TierCatalogue)
+    context: Json = field(default_factory=dict)
+    candidates: Mapping[CsciId, CandidateConfig] = field(default_factory=dict)
+
+    def for_service(self, cs_id: CsId) -> list[CandidateConfig]:
+        """The candidates of a service, in configuration order."""
+        return [c for c in self.candidates.values() if c.cs_id == cs_id]
+
+
+def _stability(doc: Mapping[str, Any]) -> Stability:
+    return Stability(
+        seconds(doc.get("min-interval")) or 0.0,
+        number(doc.get("min-improvement")) or 0.0,
+        seconds(doc.get("sustain-period")) or 0.0,
+    )
+
+
+def _combination(doc: Mapping[str, Any]) -> Weighted | Lexicographic:
+    if "order" in doc:
+        return Lexicographic(tuple(Dimension(ident(d)) for d in doc["order"]))
+    weights = doc.get("weight")
+    if not weights:
+        return Weighted()
+    return Weighted(tuple((Dimension(ident(w["dimension"])), float(w["value"])) for w in weights))
+
+
+def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
+    """The core's selection context and the C-PS bounds of a ``selection-context``."""
+    pacing = doc.get("budget-pacing", {})
+    limits = doc.get("rate-limits", {})
+    retention = doc.get("decision-record-retention", {})
+    bands = {
+        _DIMENSIONS.get(ident(b["quantity"])): Band(
+            float(b["width"]), number(b.get("origin")) or 0.0
+        )
+        for b in doc.get("banding", {}).get("band", ())
+    }
+    factor = number(doc.get("tail-detection-factor"))
+    built = SelectionContext(
+        _stability(doc.get("stability", {})),
+        bands,
+        integer(doc.get("look-ahead-horizon")) or 1,
+        BudgetPacing(
+            bool(pacing.get("uneven-spending", False)),
+            number(pacing.get("reserve-fraction")) or 0.0,
+            tuple(
+                (float(t["fraction"]), ThresholdAction(str(t["action"])))
+                for t in pacing.get("threshold", ())
+            ),
+        ),
+        _combination(doc.get("combination", {})),
+        factor if factor is not None else 10.0,
+        integer(limits.get("max-decision-rate")),
+    )
+    after = integer(retention.get("after-close"))
+    timeout = seconds(doc.get("handoff-timeout"))
+    bounds = Bounds(
+        integer(limits.get("max-decision-rate")),
+        integer(limits.get("max-state-query-rate")),
+        integer(limits.get("max-reservation-rate")),
+        3600.0 if after is None else float(after),
+        integer(retention.get("max-records")),
+        30.0 if timeout is None else timeout,
+    )
+    return built, bounds
+
+
+def overridden(configured: Json, override: Mapping[str, Any] | None) -> Json:
+    """The configured context with the descriptor's per-session overrides merged over it."""
+    if not override:
+        return configured
+    merged = dict(configured)
+    for key, value in override.items():
+        old = merged.get(key)
+        merged[key] = (
+            {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
+        )
+    return merged
+
+
+def _candidate(doc: Mapping[str, Any]) -> CandidateConfig:
+    sma = doc.get("c-sma", {})
+    target = None
+    if "address" in sma:
+        name = str(sma.get("name", sma["address"]))
+        target = Target(name, str(sma["address"]), int(sma.get("port", 830)))
+    region = doc.get("region")
+    tenancy = doc.get("tenancy", {})
+    return CandidateConfig(
+        CsciId(str(doc["csci-id"])),
+        CsId(str(doc["cs-id"])),
+        bool(doc.get("enabled", True)),
+        None if region is None else RegionId(str(region)),
+        frozenset(TenantId(str(t)) for t in tenancy.get("permitted-tenant", ())),
+        bool(doc.get("trusted", False)),
+        target,
+    )
+
+
+def parse(doc: Mapping[str, Any]) -> AgentConfig:
+    """The ``agent-selection`` container of running."""
+    tiers = {
+        TierName(str(t["name"])): int(t["rank"])
+        for t in doc.get("capability-tiers", {}).get("capability-tier", ())
+    }
+    candidates = [_candidate(c) for c in doc.get("candidates", {}).get("candidate", ())]
+    return AgentConfig(
+        TierCatalogue(tiers),
+        dict(doc.get("selection-context", {})),
+        {c.csci_id: c for c in candidates},
+    )
+
+
+ConfigSource = Callable[[], AgentConfig]
+
+
+class RunningAgentConfig:
+    """Reads ``agent-selection`` from running, parsed once per revision of running."""
+
+    def __init__(self, core: Callable[[], ServerCore]) -> None:
+        self._core = core
+        self._guard = threading.Lock()
+        self._cached: tuple[str, AgentConfig] | None = None
+
+    def __call__(self) -> AgentConfig:
+        core = self._core()
+        etag = core.revision(DatastoreName.RUNNING, None).etag
+        with self._guard:
+            if self._cached is not None and self._cached[0] == etag:
+                return self._cached[1]
+        document = core.read(ReadRequest(DatastoreName.RUNNING, ROOT), SYSTEM).document
+        loaded: Any = json.loads(document) if document else {}
+        found = loaded.get(f"{MODULE}:agent-selection", {}) if isinstance(loaded, dict) else {}
+        parsed = parse(found if isinstance(found, dict) else {})
+        with self._guard:
+            self._cached = (etag, parsed)
+        return parsed

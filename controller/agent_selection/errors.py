@@ -1,0 +1,28 @@
+"""rpc-errors of the agent-selection RPCs: what the schema cannot say, named by its path."""
+
+from __future__ import annotations
+
+from controller.agent_selection.values import MODULE
+from controller.errors import CatsError, ErrorItem, ErrorType
+
+
+class AgentSelectionError(CatsError):
+    """An agent-selection RPC refused its input; nothing changed."""
+
+
+def refused(operation: str, leaf: str, message: str, app_tag: str) -> AgentSelectionError:
+    """``invalid-value`` at ``/ietf-cats-agent-selection:OPERATION/LEAF``."""
+    path = f"/{MODULE}:{operation}/{leaf}"
+    return AgentSelectionError(
+        ErrorItem(ErrorType.APPLICATION, "invalid-value", message, path, app_tag)
+    )
+
+
+def unknown_session(operation: str, leaf: str, session_id: str) -> AgentSelectionError:
+    """The session is not known to the C-PS (never admitted, or past its retention)."""
+    return refused(operation, leaf, f"no session {session_id!r}", "unknown-session")
+
+
+def closed_session(operation: str, leaf: str, session_id: str) -> AgentSelectionError:
+    """The session is closed or failed: it takes no more steps."""
+    return refused(operation, leaf, f"session {session_id!r} is closed", "session-closed")

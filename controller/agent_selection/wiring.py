@@ -1,0 +1,30 @@
+"""How the agent-selection application is registered with the server core (the C-PS)."""
+
+from __future__ import annotations
+
+from controller.agent_selection.service import AgentSelection
+from controller.agent_selection.values import MODULE
+from controller.datastore.api import Registrations, RpcHandler
+
+SESSIONS = f"/{MODULE}:agent-selection/sessions"
+CANDIDATES = f"/{MODULE}:agent-selection/candidates"
+
+
+def register(registrations: Registrations, service: AgentSelection) -> None:
+    """Add the RPC handlers and the state provider of ietf-cats-agent-selection."""
+    adverts = service.advertisements
+    rpcs: dict[str, RpcHandler] = {
+        "submit-descriptor": service.submit_descriptor,
+        "step-boundary": service.step_boundary,
+        "advertise-capability": adverts.advertise_capability,
+        "advertise-forwarding-view": adverts.advertise_forwarding_view,
+        "evaluate": service.evaluate,
+        "state-transfer-notice": service.state_transfer_notice,
+        "invalidation-notice": service.invalidation_notice,
+        "accounting-feedback": service.accounting_feedback,
+        "close-session": service.close_session,
+    }
+    for name, handler in rpcs.items():
+        registrations.rpcs[f"/{MODULE}:{name}"] = handler
+    registrations.state[SESSIONS] = service.sessions_state
+    registrations.state[CANDIDATES] = service.candidates_state

@@ -1,0 +1,159 @@
+"""P9 under failure: the target refuses, the reservation expires, the transfer fails, messages
+are repeated and reordered, the target's C-SMA is down. The source stays usable, no second
+commitment and no second reservation appear (M26, M43)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.agent_selection import handoff as machine
+from controller.agent_selection.handoff import AbortReason, Handoff, HandoffState, Notice
+from controller.model import Schema
+from controller.selection.mapping.vocabulary import ReuseKey, SessionId
+from controller.selection.vocabulary import CsciId
+from tests.unit.agent_selection import drafts
+from tests.unit.agent_selection.harness import Harness, harness
+
+SESSION = "s-ho"
+
+
+def _moving(schema: Schema, **double: Any) -> Harness:
+    """6.8 at step 30 with B 0.5 s/step faster: the session at C decides to move to B."""
+    h = harness(schema, drafts.example_68(b_delay=0.6), drafts.CONTEXT_68)
+    for name, value in double.items():
+        setattr(h.csma, name, value)
+    h.call("submit-descriptor", {"descriptor": drafts.descriptor_68(SESSION, 29)})
+    h.clock.now += 300
+    faster = drafts.example_68(b_delay=0.3)
+    h.call("advertise-forwarding-view", drafts.forwarding(faster, h.clock.now, sequence=2))
+    h.call("step-boundary", {"session-id": SESSION, "turn-id": 1, "step-id": 30})
+    return h
+
+
+def _notice(h: Harness, reporter: str, status: str, **extra: Any) -> None:
+    (handoff,) = h.session(SESSION)["handoff"]
+    members = {"handoff-id": handoff["handoff-id"], "reporter": reporter, "status": status,
+               "at": drafts.iso(h.clock.now), **extra}  # fmt: skip
+    h.call("state-transfer-notice", members)
+
+
+def _source_stays(h: Harness, reason: str) -> None:
+    session = h.session(SESSION)
+    (handoff,) = session["handoff"]
+    assert handoff["state"] == "aborted"
+    assert handoff["abort-reason"] == f"ietf-cats-agent-selection:{reason}"
+    assert session["current-commitment"] == "cm-s-ho-1"
+    (commitment,) = session["commitment"]  # no second commitment
+    assert (commitment["csci-id"], commitment["state"]) == ("C", "active")
+    assert h.csma.count("reserve-state") <= 1
+    assert h.named("handoff-state-change")[-1]["state"] == "aborted"
+
+
+def test_the_target_refuses_the_reservation(schema: Schema) -> None:
+    h = _moving(schema, refuse={"B"})
+    _source_stays(h, "reservation-refused")
+    assert h.csma.count("release-state") == 0  # nothing was reserved
+
+
+def test_the_targets_csma_is_unreachable(schema: Schema) -> None:
+    h = _moving(schema, unreachable={"B"})
+    _source_stays(h, "reservation-refused")
+    assert "unreachable" in h.session(SESSION)["handoff"][0]["abort-detail"]
+
+
+def test_the_reservation_expires_before_the_working_set_is_usable(schema: Schema) -> None:
+    h = _moving(schema, validity=5.0)
+    h.clock.now += 6
+    _notice(h, "target", "completed", **{"usable-key": ["ctx"]})
+    _source_stays(h, "reservation-expired")
+    assert h.csma.reservations == {}  # released at the target
+
+
+def test_the_sweep_aborts_an_expired_reservation_and_releases_it(schema: Schema) -> None:
+    h = _moving(schema, validity=5.0)
+    h.clock.now += 6
+    h.service.sweep()
+    _source_stays(h, "reservation-expired")
+    assert h.csma.count("release-state") == 1
+
+
+def test_the_transfer_fails(schema: Schema) -> None:
+    h = _moving(schema)
+    _notice(h, "source", "failed", detail="link reset")
+    _source_stays(h, "transfer-failed")
+    _notice(h, "target", "completed", **{"usable-key": ["ctx"]})  # too late: stays aborted
+    _source_stays(h, "transfer-failed")
+
+
+def test_an_unusable_key_at_the_target_aborts(schema: Schema) -> None:
+    h = _moving(schema)
+    _notice(h, "target", "completed", **{"unusable-key": ["ctx"]})
+    _source_stays(h, "transfer-failed")
+
+
+def test_repeated_and_reordered_notices_commit_once(schema: Schema) -> None:
+    h = _moving(schema)
+    for _ in range(2):
+        _notice(h, "target", "completed", **{"usable-key": ["ctx"]})
+    _notice(h, "source", "completed")  # the source's notice after the target's: no effect
+    session = h.session(SESSION)
+    assert session["handoff"][0]["state"] == "committed"
+    assert [c["state"] for c in session["commitment"]] == ["superseded", "active"]
+    assert [n["state"] for n in h.named("handoff-state-change")] == ["reserved", "committed"]
+    assert h.csma.count("reserve-state") == 1
+
+
+def test_a_repeated_decision_reuses_the_handoff_in_flight(schema: Schema) -> None:
+    h = _moving(schema)
+    h.call(
+        "evaluate", {"session-id": SESSION, "trigger": "ietf-cats-agent-selection:t2-turn-start"}
+    )
+    session = h.session(SESSION)
+    assert len(session["handoff"]) == 1
+    assert h.csma.count("reserve-state") == 1
+    assert len(session["commitment"]) == 1
+
+
+def _requested() -> Handoff:
+    key = ReuseKey("ctx")
+    return Handoff("ho-1", SessionId("s"), CsciId("C"), CsciId("B"), 2, 100.0, 130.0, (key,),
+                   7_500_000_000, {key: None}, reservation_id="rsv-ho-1")  # fmt: skip
+
+
+ACCEPTED = {"reservation-id": "rsv-ho-1", "status": "accepted",
+            "valid-until": "2100-01-01T00:00:00Z"}  # fmt: skip
+
+
+def test_a_targets_completion_before_the_reservation_reply_commits_once_reserved() -> None:
+    done = Notice("target", "completed", frozenset({ReuseKey("ctx")}))
+    early = machine.noticed(_requested(), done, 101.0)
+    assert early.state is HandoffState.REQUESTED
+    committed = machine.reserved(early, ACCEPTED, 102.0)
+    assert committed.state is HandoffState.COMMITTED
+    assert machine.reserved(committed, ACCEPTED, 103.0) is committed
+
+
+@pytest.mark.parametrize(
+    ("missing", "state"), [(0.1, HandoffState.COMMITTED), (0.3, HandoffState.ABORTED)]
+)
+def test_divergence_within_the_accepted_fraction_commits(
+    missing: float, state: HandoffState
+) -> None:
+    key = ReuseKey("ctx")
+    start = machine.reserved(
+        Handoff("ho-1", SessionId("s"), CsciId("C"), CsciId("B"), 2, 100.0, 130.0, (key,),
+                0, {key: 0.2}, reservation_id="rsv-ho-1"), ACCEPTED, 101.0,
+    )  # fmt: skip
+    after = machine.noticed(start, Notice("target", "completed", divergence={key: missing}), 102)
+    assert after.state is state
+    if state is HandoffState.ABORTED:
+        assert after.abort_reason is AbortReason.DIVERGENCE_EXCEEDED
+
+
+def test_the_handoff_timeout_aborts() -> None:
+    start = machine.reserved(_requested(), ACCEPTED, 101.0)
+    assert machine.expired(start, 129.0) is start
+    late = machine.expired(start, 131.0)
+    assert late.abort_reason is AbortReason.HANDOFF_TIMEOUT
