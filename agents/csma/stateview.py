@@ -16,6 +16,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from agents.common.clock import date_and_time
 from agents.csma.values import MS, CsciId, ReservationId, ReuseKey, TenantId
 
 MODULE = "ietf-cats-agent-selection"
@@ -92,6 +93,12 @@ class StateView:
         return replace(self, elements={**self.elements, **{e.key: e for e in changed}})
 
 
+#: How long an answer may be relied on (agent draft 7.5, M20, M41): the view it describes is
+#: the C-SMA's own at ``collected-at``, and every later presence change is notified
+#: (state-presence-changed), so a few seconds bound what a consumer may miss in between.
+FRESHNESS_BOUND_MS = "5000.000"
+
+
 def _ms(value: Decimal) -> str:
     return str(value.quantize(MS))
 
@@ -115,6 +122,8 @@ def element_json(element: Element, now: float, source: str) -> Json:
     expires = element.expires_at()
     if expires is not None:
         doc["retention"] = max(0, int(expires - now))
+    doc["collected-at"] = date_and_time(now)
+    doc["freshness-bound"] = FRESHNESS_BOUND_MS
     doc["source"] = source
     doc["confidence"] = "asserted"
     return doc
