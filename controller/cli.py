@@ -13,14 +13,9 @@ from agents.csma.cli import add_parsers as add_csma_parsers
 from agents.forwarder.cli import add_parsers as add_forwarder_parsers
 from agents.sci.cli import add_parsers as add_sci_parsers
 from controller import __version__
+from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from controller.demo import run_demo  # noqa: PLC0415 - keep start-up of other commands light
-
-    return run_demo(out=sys.stdout)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -112,8 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"catsctl {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = commands.add_parser("demo", help="run the end-to-end demonstration on loopback")
-    demo.set_defaults(handler=_cmd_demo)
+    add_demo_parsers(commands)
 
     validate = commands.add_parser(
         "validate", help="validate YANG instance documents (JSON or XML) against the CATS modules"

@@ -1,0 +1,295 @@
+"""The running system of the demo: the C-PS, service instances, SCIs, C-SMAs and the C-NMA on
+loopback (service-metrics-op 7.1), started in dependency order and stopped together.
+
+:func:`start_bed` is a context manager; the :class:`Bed` it yields reads the C-PS's tables,
+asks it for decisions, changes the network (the C-NMA's topology file, then SIGHUP) and the
+service instances (their admin endpoint), and sends client requests through the SCIs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from controller.auth import hash_password
+from controller.demo import topology as t
+from controller.demo.client import Restconf, http_ok, post_json
+from controller.demo.expect import Decision
+from controller.demo.launch import Child, Launcher, free_port, listening, wait_until
+
+START_TIMEOUT_S = 40.0
+Entries = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class BedSettings:
+    """Where the state goes, the passwords, and the C-PS's heartbeat interval (s)."""
+
+    folder: Path
+    admin_password: str = "cats-demo"
+    agent_password: str = "agent-secret"
+    heartbeat: int = 2
+
+
+@dataclass
+class RunningSci:
+    """An SCI: its spec, its client and management ports, its instances' ports."""
+
+    spec: t.SciSpec
+    port: int
+    manage: int
+    instance_ports: dict[str, int]
+    child: Child | None = None
+
+    @property
+    def csci_id(self) -> str:
+        """The CSCI-ID it reports: its client-facing locator."""
+        return self.spec.csci_id(self.port)
+
+    @property
+    def url(self) -> str:
+        """Where clients send requests (its CSCI-ID)."""
+        return f"http://{self.csci_id}"
+
+
+@dataclass
+class Bed:
+    """The running system and what the scenarios do with it."""
+
+    settings: BedSettings
+    launcher: Launcher
+    cps: Restconf
+    ports: dict[str, int]
+    scis: dict[str, RunningSci]
+    cnma: Child
+    cnma_path: Path
+    sessions: dict[str, requests.Session] = field(default_factory=dict)
+
+    def csci(self, label: str) -> str:
+        """The CSCI-ID of an SCI by its label."""
+        return self.scis[label].csci_id
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """CSCI-ID -> the draft's name, e.g. ``SCI-3 188.3.67.4:69``."""
+        return {s.csci_id: f"{s.spec.label} {s.spec.draft_csci_id}" for s in self.scis.values()}
+
+    def label_of(self, csci_id: str) -> str | None:
+        """The label (``SCI-3``) of a CSCI-ID."""
+        return next((k for k, s in self.scis.items() if s.csci_id == csci_id), None)
+
+    def select(self, requirement: dict[str, Any] | None = None) -> Decision:
+        """select-service for ARS at the ingress, every candidate reported (6.2.3)."""
+        members: dict[str, Any] = {"cs-id": "ARS", "ingress": t.INGRESS}
+        if requirement:
+            members["requirement"] = requirement
+        return Decision.from_json(self.cps.call(t.SM, "select-service", members))
+
+    def cst(self) -> Entries:
+        """The Computing Service Table by CSCI-ID."""
+        found = self.cps.get(f"{t.SM}:computing-service-table")
+        entries = found.get(f"{t.SM}:computing-service-table", {}).get("entry", [])
+        return {e["csci-id"]: e for e in entries}
+
+    def nst(self) -> Entries:
+        """The Network Service Table entries of the ingress, by egress."""
+        found = self.cps.get(f"{t.SM}:network-service-table")
+        entries = found.get(f"{t.SM}:network-service-table", {}).get("entry", [])
+        return {e["egress"]: e for e in entries if e["ingress"] == t.INGRESS}
+
+    def set_paths(self, paths_ms: dict[str, str], timeout: float = 10.0) -> None:
+        """Change the topology so that each egress is reached in the given delay, reload the
+        C-NMA (SIGHUP), and wait until the NST shows every new delay."""
+        links = {egress: t.link_delay_for(ms) for egress, ms in paths_ms.items()}
+        current = {e: t.link_delay_for(ms) for e, ms in self.path_delays().items()}
+        document = t.cnma_config(f"{self.cps.root}", self.settings.agent_password, current | links)
+        t.write_json(self.cnma_path, document)
+        self.cnma.signal(signal.SIGHUP)
+
+        def shown() -> bool:
+            table = self.nst()
+            return all(
+                e in table and Decimal(table[e]["network-delay"]) == Decimal(ms)
+                for e, ms in paths_ms.items()
+            )
+
+        wait_until(f"NST delays {paths_ms}", shown, timeout=timeout, seen=self.path_delays)
+
+    def path_delays(self) -> dict[str, str]:
+        """The NST's delays by egress, in ms."""
+        return {e: str(entry["network-delay"]) for e, entry in self.nst().items()}
+
+    def admin(self, label: str, **switches: object) -> None:
+        """Set the failure switches of every instance of one SCI (slow_ms, health, ...)."""
+        body = {key.replace("_", "-"): value for key, value in switches.items()}
+        sci = self.scis[label]
+        for port in sci.instance_ports.values():
+            post_json(f"http://127.0.0.1:{port}/admin", body)
+
+    def served(self) -> dict[str, int]:
+        """Requests served so far, per service instance."""
+        counts = {}
+        for sci in self.scis.values():
+            for name, port in sci.instance_ports.items():
+                reply = requests.get(f"http://127.0.0.1:{port}/admin", timeout=5)
+                counts[name] = int(reply.json()["requests"])
+        return counts
+
+    def drive(self, labels: tuple[str, ...], rounds: int) -> list[int]:
+        """Send ``rounds`` requests to each SCI, interleaved; their statuses."""
+        statuses = []
+        for _ in range(rounds):
+            for label in labels:
+                session = self.sessions.setdefault(label, requests.Session())
+                try:
+                    reply = session.get(f"{self.scis[label].url}/ars", timeout=10)
+                    statuses.append(reply.status_code)
+                except requests.RequestException:
+                    statuses.append(0)
+        return statuses
+
+    def wait_cst(
+        self,
+        what: str,
+        holds: Callable[[Entries], bool],
+        *,
+        drive: tuple[str, ...] = (),
+        timeout: float = 15.0,
+    ) -> Entries:
+        """Wait until the CST satisfies ``holds``, sending requests through ``drive`` meanwhile
+        so that the SCIs keep observing response times."""
+        seen: list[Entries] = [{}]
+
+        def probe() -> Entries | None:
+            if drive:
+                self.drive(drive, 5)
+            self.launcher.check_alive()
+            seen[0] = table = self.cst()
+            return table if holds(table) else None
+
+        return wait_until(what, probe, timeout=timeout, seen=lambda: brief(seen[0]))
+
+    def close(self) -> None:
+        """Close the HTTP sessions."""
+        for session in self.sessions.values():
+            session.close()
+        self.cps.close()
+
+
+def brief(table: Entries) -> dict[str, str]:
+    """A CST in one line per entry: GAS, CT, health."""
+    return {
+        k: f"GAS {e.get('gas')} CT {e.get('computing-time', '-')} {e.get('health', '-')}"
+        for k, e in table.items()
+    }
+
+
+def _start_cps(
+    launcher: Launcher, settings: BedSettings, ports: dict[str, int], csci_ids: dict[str, str]
+) -> Child:
+    users = {"admin": settings.admin_password, "cnma": settings.agent_password}
+    users |= {site.csma: settings.agent_password for site in t.SITES}
+    hashes = {name: hash_password(password) for name, password in users.items()}
+    seed = t.cps_seed(hashes, csci_ids, settings.heartbeat)
+    path = t.write_json(settings.folder / "cps-init.json", seed)
+    return launcher.start("cps", [
+        "serve", "--state-dir", str(settings.folder / "cps"), "--init-data", str(path),
+        "--restconf-port", str(ports["restconf"]), "--netconf-port", str(ports["netconf"]),
+    ])  # fmt: skip
+
+
+def _start_csmas(
+    launcher: Launcher, settings: BedSettings, cps: str, csci_ids: dict[str, str]
+) -> dict[str, int]:
+    ports = {}
+    for site in t.SITES:
+        port = ports[site.site] = free_port()
+        config = t.csma_config(site, cps, settings.agent_password, csci_ids)
+        path = t.write_json(settings.folder / f"{site.csma}.json", config)
+        launcher.start(site.csma, [
+            "csma", "--config", str(path), "--state-dir", str(settings.folder / site.csma),
+            "--restconf-port", str(port), "--netconf-port", "0",
+        ])  # fmt: skip
+    return ports
+
+
+def _start_scis(
+    launcher: Launcher, settings: BedSettings, csmas: dict[str, int], scis: list[RunningSci]
+) -> None:
+    for sci in scis:
+        csma = f"http://127.0.0.1:{csmas[sci.spec.site]}/restconf"
+        config = t.sci_config(sci.spec, sci.port, csma, sci.instance_ports)
+        path = t.write_json(settings.folder / f"{sci.spec.label}.json", config)
+        sci.child = launcher.start(sci.spec.label, [
+            "sci", "--config", str(path), "--state-dir", str(settings.folder / sci.spec.label),
+            "--username", sci.spec.user, "--password", settings.agent_password,
+            "--manage", f"127.0.0.1:{sci.manage}",
+        ])  # fmt: skip
+
+
+def _locator_port(spec: t.SciSpec) -> int:
+    """20000 + the draft's port on the SCI's loopback twin address, or any free one there."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the SCI's server does
+        try:
+            probe.bind((spec.address, spec.preferred_port))
+        except OSError:
+            return free_port(spec.address)
+    return spec.preferred_port
+
+
+def _ready(launcher: Launcher, what: str, probe: Callable[[], bool]) -> None:
+    def alive_and(probe: Callable[[], bool] = probe) -> bool:
+        launcher.check_alive()
+        return probe()
+
+    wait_until(what, alive_and, timeout=START_TIMEOUT_S)
+
+
+@contextlib.contextmanager
+def start_bed(settings: BedSettings) -> Iterator[Bed]:
+    """Start every process in order, wait until each answers; stop them all at the end."""
+    with Launcher(settings.folder) as launcher:
+        ports = {"restconf": free_port(), "netconf": free_port()}
+        scis = [
+            RunningSci(s, _locator_port(s), free_port(), {i.name: free_port() for i in s.instances})
+            for s in t.SCIS
+        ]
+        csci_ids = {s.spec.label: s.csci_id for s in scis}
+        for sci in scis:
+            for spec in sci.spec.instances:
+                port = sci.instance_ports[spec.name]
+                launcher.start(spec.name, t.instance_args(spec, port))
+        _start_cps(launcher, settings, ports, csci_ids)
+        cps_url = f"http://127.0.0.1:{ports['restconf']}/restconf"
+        cps = Restconf(cps_url, "admin", settings.admin_password)
+        _ready(launcher, "the C-PS", lambda: listening(ports["restconf"]) and cps.up())
+        csmas = _start_csmas(launcher, settings, cps_url, csci_ids)
+        cnma_path = t.write_json(
+            settings.folder / "cnma.json", t.cnma_config(cps_url, settings.agent_password)
+        )
+        cnma = launcher.start("cnma", [
+            "cnma", "--config", str(cnma_path), "--state-dir", str(settings.folder / "cnma"),
+        ])  # fmt: skip
+        _ready(launcher, "the C-SMAs", lambda: all(listening(p) for p in csmas.values()))
+        _ready(launcher, "the service instances", lambda: all(
+            http_ok(f"http://127.0.0.1:{p}/health")
+            for s in scis for p in s.instance_ports.values()
+        ))  # fmt: skip
+        _start_scis(launcher, settings, csmas, scis)
+        _ready(launcher, "the SCIs", lambda: all(
+            http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis
+        ))  # fmt: skip
+        bed = Bed(settings, launcher, cps, ports, {s.spec.label: s for s in scis}, cnma, cnma_path)
+        try:
+            yield bed
+        finally:
+            bed.close()

@@ -1,0 +1,161 @@
+"""Start ``catsctl`` processes on loopback and wait on conditions, for the demo and the tests.
+
+Each child runs ``python -m controller.cli SUBCOMMAND ...`` in its own session (a process group
+of its own), logs to a file, and is stopped with SIGTERM to its group, then SIGKILL. A
+:class:`Launcher` owns its children: leaving its ``with`` block stops every one of them, in
+reverse order of start, also on an exception or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parents[2]
+POLL_S = 0.05
+
+
+class WaitTimeout(Exception):  # noqa: N818 - reads as what happened
+    """A condition did not show within its timeout; ``seen`` is the last observation."""
+
+    def __init__(self, what: str, timeout: float, seen: object = None) -> None:
+        super().__init__(f"timed out after {timeout:.0f} s waiting for {what} (last seen: {seen})")
+        self.what = what
+        self.seen = seen
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind((address, 0))
+        return int(probe.getsockname()[1])
+
+
+def listening(port: int, address: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on ``address:port``."""
+    with contextlib.suppress(OSError), socket.create_connection((address, port), 0.5):
+        return True
+    return False
+
+
+def wait_until(
+    what: str,
+    probe: Callable[[], T | None],
+    *,
+    timeout: float,
+    seen: Callable[[], object] | None = None,
+) -> T:
+    """Poll ``probe`` until it returns something truthy; :class:`WaitTimeout` otherwise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = probe()
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            raise WaitTimeout(what, timeout, seen() if seen is not None else found)
+        time.sleep(POLL_S)
+
+
+@dataclass
+class Child:
+    """A running ``catsctl`` sub-command and its log file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return self.process.poll() is None
+
+    def signal(self, signum: signal.Signals) -> None:
+        """Send a signal to the process (not its group: e.g. SIGHUP to reload)."""
+        self.process.send_signal(signum)
+
+    def tail(self, lines: int = 15) -> str:
+        """The last lines of its log."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def terminate(self) -> None:
+        """SIGTERM to its process group."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+
+    def reap(self, timeout: float) -> None:
+        """Wait for it to exit; SIGKILL its group after ``timeout`` seconds."""
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@dataclass
+class Launcher:
+    """Starts children in ``folder`` (logs there) and stops them all when its block ends."""
+
+    folder: Path
+    stop_timeout: float = 5.0
+    children: list[Child] = field(default_factory=list)
+
+    def start(self, name: str, arguments: Sequence[str]) -> Child:
+        """``python -m controller.cli ARGUMENTS`` as ``name``, logging to ``folder/name.log``."""
+        log = self.folder / f"{name}.log"
+        command = [sys.executable, "-m", "controller.cli", *arguments]
+        with log.open("ab") as sink:
+            process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                start_new_session=True,
+            )
+        child = Child(name, process, log)
+        self.children.append(child)
+        return child
+
+    def stop(self, child: Child) -> None:
+        """Stop one child now (it stays stopped; the block's end skips it)."""
+        child.terminate()
+        child.reap(self.stop_timeout)
+
+    def close(self) -> None:
+        """SIGTERM every child (newest first), then reap them all."""
+        for child in reversed(self.children):
+            child.terminate()
+        for child in reversed(self.children):
+            child.reap(self.stop_timeout)
+        self.children.clear()
+
+    def __enter__(self) -> Launcher:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def check_alive(self) -> None:
+        """Raise naming the first child that exited, with its log's tail."""
+        for child in self.children:
+            if not child.alive():
+                code = child.process.returncode
+                raise RuntimeError(f"{child.name} exited ({code}):\n{child.tail()}")

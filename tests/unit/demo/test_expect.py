@@ -1,0 +1,87 @@
+"""Decisions read from select-service replies and checked against expectations."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from controller.demo.expect import Decision, Expectation, check
+
+SM = "ietf-cats-service-metrics"
+ONE, THREE = "127.3.67.3:20067", "127.3.67.4:20069"
+
+
+def candidate(csci: str, ct: str, delay: str, tst: str, rank: int) -> dict[str, Any]:
+    return {
+        "csci-id": csci, "egress": "188.3.67.4", "gas": 600, "computing-time": ct,
+        "network-delay": delay, "total-service-time": tst, "score": "0", "rank": rank,
+    }  # fmt: skip
+
+
+def reply(**changes: Any) -> dict[str, Any]:
+    """Scenario A with measured values: SCI-3 at 7.4 + 6, SCI-1 at 6.7 + 8."""
+    document = {
+        "decision-id": "d-1",
+        "result": "selected",
+        "fallback-level": "none",
+        "csci-id": THREE,
+        "egress": "188.3.67.4",
+        "total-service-time": "13.426",
+        "decided-by": "score",
+        "candidate": [
+            candidate(THREE, "7.426", "6", "13.426", 1),
+            candidate(ONE, "6.749", "8", "14.749", 2),
+        ],
+    }
+    return document | changes
+
+
+def test_a_decision_as_the_draft_says_passes() -> None:
+    decision = Decision.from_json(reply())
+    assert decision.tst == Decimal("13.426")
+    assert decision.candidate(ONE) is not None
+    expected = Expectation(winner=THREE, egress="188.3.67.4", feasible=(ONE, THREE))
+    assert check(decision, expected) == ()
+
+
+def test_another_winner_is_reported() -> None:
+    expected = Expectation(winner=ONE, egress="188.3.67.3")
+    assert check(Decision.from_json(reply()), expected) == (
+        f"selected CSCI-ID is {THREE}, expected {ONE}",
+        "egress is 188.3.67.4, expected 188.3.67.3",
+    )
+
+
+def test_a_tst_that_is_not_ct_plus_delay_is_reported() -> None:
+    wrong = reply(candidate=[candidate(THREE, "7.426", "6", "13.5", 1)])
+    assert check(Decision.from_json(wrong), Expectation()) == (
+        f"{THREE}: TST 13.5 != 7.426 + 6",
+        "the reply's TST 13.426 is not its candidate's 13.5",
+    )
+
+
+def test_exclusion_reasons_are_compared_without_the_module() -> None:
+    excluded = {"csci-id": ONE, "gas": 0, "reason": f"{SM}:gas-exhausted", "detail": "GAS 0"}
+    document = reply(
+        result="egress-only", **{"fallback-level": "network-only"}, candidate=[excluded]
+    )
+    del document["csci-id"], document["total-service-time"], document["decided-by"]
+    decision = Decision.from_json(document)
+    assert decision.candidates[0].reason == "gas-exhausted"
+    expected = Expectation(
+        result="egress-only", fallback_level="network-only", excluded={ONE: "gas-exhausted"}
+    )
+    assert check(decision, expected) == ()
+    assert check(decision, Expectation(excluded={ONE: "price-above-maximum"})) == (
+        "result is egress-only, expected selected",
+        "fallback level is network-only, expected none",
+        f"{ONE} exclusion reason is gas-exhausted, expected price-above-maximum",
+    )
+
+
+def test_the_deciding_rule_and_a_missing_feasible_candidate() -> None:
+    document = reply(**{"decided-by": "tie-break", "deciding-tie-break": f"{SM}:highest-gas"})
+    decision = Decision.from_json(document)
+    assert decision.deciding == "highest-gas"
+    expected = Expectation(decided_by="tie-break", deciding="highest-gas", feasible=("nobody",))
+    assert check(decision, expected) == ("nobody is not a feasible candidate",)
