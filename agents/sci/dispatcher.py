@@ -185,6 +185,14 @@ class Dispatcher:
         choice = eligible(
             candidates, degraded_last_resort=self._config.dispatch.degraded_last_resort
         )
+        # A flow (not a session, whose state lives on its instance) leaves a DEGRADED instance
+        # as soon as a HEALTHY one can take it: DEGRADED is a last resort (6.1).
+        flow_only = not any(key.startswith("session:") for key in keys)
+        degraded = bound is not None and by_id[bound].health is Health.DEGRADED
+        if degraded and flow_only and not choice.degraded:
+            for key in keys:
+                sessions.rebind(key)
+            bound = None
         order = rank(choice.candidates, self._config.dispatch.algorithm, runtime.turn())
         if bound is not None:
             order = [by_id[bound], *(c for c in order if c.si_id != bound)]

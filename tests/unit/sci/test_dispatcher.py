@@ -7,12 +7,15 @@ from dataclasses import replace
 
 from agents.sci.config import AffinitySettings, parse_config
 from agents.sci.dispatcher import (
+    Dispatcher,
     client_headers,
     flow_key,
     permitted,
     response_headers,
     session_value,
 )
+from agents.sci.runtime import Runtime
+from agents.sci.values import CheckResult, CheckType, Health, SiId
 from tests.conftest import EXAMPLES_DIR
 
 CONFIG = parse_config(json.loads((EXAMPLES_DIR / "sci-config.data.json").read_text()))
@@ -61,3 +64,35 @@ def test_permitted_sources() -> None:
     assert permitted("192.0.2.1", ("192.0.2.0/24",))
     assert not permitted("198.51.100.1", ("192.0.2.0/24",))
     assert not permitted("not-an-address", ("192.0.2.0/24",))
+
+
+def _healthy(runtime: Runtime, now: float) -> None:
+    """Every instance passes each check until it is HEALTHY (5.2 hysteresis)."""
+    for instance in runtime.config.instances:
+        for kind in (CheckType.LIVENESS, CheckType.READINESS, CheckType.PERFORMANCE):
+            for _ in range(runtime.config.health.passes_to_up):
+                runtime.record_check(instance.si_id, CheckResult(kind, passed=True), now)
+
+
+def _degrade(runtime: Runtime, si_id: SiId, now: float) -> None:
+    for _ in range(runtime.config.health.failures_to_down):
+        runtime.record_check(si_id, CheckResult(CheckType.PERFORMANCE, passed=False), now)
+
+
+def test_a_flow_leaves_a_degraded_instance_but_a_session_stays() -> None:
+    """DEGRADED only as a last resort (6.1): a flow binding moves to a HEALTHY instance; a
+    session binding stays, as its state lives on the instance."""
+    runtime = Runtime(CONFIG, 1000.0)
+    _healthy(runtime, 1000.0)
+    dispatcher = Dispatcher(runtime)
+    first, second = (i.si_id for i in CONFIG.instances[:2])
+    runtime.sessions.bind("flow:a", first, 1000.0, session=False)
+    runtime.sessions.bind("session:s", first, 1000.0, session=True)
+    assert dispatcher._order(("flow:a",), 1000.0)[1] == first
+    _degrade(runtime, first, 1001.0)
+    assert runtime.health_of()[first] is Health.DEGRADED
+    order, bound = dispatcher._order(("flow:a",), 1001.0)
+    assert bound is None
+    assert first not in [c.si_id for c in order]
+    assert second in [c.si_id for c in order]
+    assert dispatcher._order(("session:s",), 1001.0)[1] == first
