@@ -36,11 +36,6 @@ def usable(entry: CstEntry, now: Timestamp) -> bool:
     return entry.gas > 0 and entry.health not in UNUSABLE_HEALTH and now < entry.expiry
 
 
-def _relative(old: float, new: float, percent: float) -> bool:
-    """Whether ``new`` differs from ``old`` by more than ``percent`` of ``old``."""
-    return abs(new - old) * 100 > percent * old
-
-
 def changed_metrics(old: CstEntry, new: CstEntry) -> tuple[Metric, ...]:
     """The selection metrics whose values differ (cst-entry-changed ``changed-metric``)."""
     pairs = (
@@ -61,22 +56,23 @@ def significant(old: CstEntry, new: CstEntry, delta: DeltaThreshold) -> bool:
     usability, or any change of price, reputation, security level or egress, which have no
     thresholds.
     """
-    if new.gas != old.gas and (
-        abs(new.gas - old.gas) > delta.gas_absolute
-        or _relative(old.gas, new.gas, delta.gas_relative)
+    gas, was = new.gas, old.gas  # the percent tests are _relative's, inlined (per entry)
+    if gas != was and (
+        abs(gas - was) > delta.gas_absolute or abs(gas - was) * 100 > delta.gas_relative * was
     ):
         return True
-    if _relative(old.computing_time, new.computing_time, delta.computing_time_relative):
+    took = old.computing_time
+    if abs(new.computing_time - took) * 100 > delta.computing_time_relative * took:
         return True
     if new.health != old.health and (
         delta.health_change or (new.health in UNUSABLE_HEALTH) != (old.health in UNUSABLE_HEALTH)
     ):
         return True
-    return (old.price, old.reputation, old.security_level, old.egress) != (
-        new.price,
-        new.reputation,
-        new.security_level,
-        new.egress,
+    return (
+        old.price != new.price
+        or old.reputation != new.reputation
+        or old.security_level != new.security_level
+        or old.egress != new.egress
     )
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from controller.cps.policy import Attachment, Json, UpdateControl
+from controller.cps.policy import Attachment, Json
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.selection import (
     CsciId,
@@ -21,6 +21,7 @@ from controller.selection import (
     CstEntry,
     ForwarderId,
     Health,
+    Micros,
     NstEntry,
     PathAttributes,
     from_ms,
@@ -156,25 +157,27 @@ class PendingPrice:
     effective_at: Timestamp
 
 
-@dataclass(frozen=True, slots=True)
-class Attribution:
+class Attribution(NamedTuple):
     """What the tables keep of an entry beyond the selection core's values.
 
     ``notified`` is the CST entry as last announced (cst-entry-changed): the
     delta thresholds compare against it, so slow drifts are announced once they add up (8).
+    An immutable named tuple rather than a frozen dataclass: one is built per entry of every
+    report, and a tuple costs a third of a frozen dataclass to build (change it with
+    ``_replace``).
     """
 
     sender: str
     sequence: int
     last_changed: Timestamp
-    reported: Json = field(default_factory=dict)  # pass-through leaves, as reported
-    delay_in_us: bool = field(default=False, kw_only=True)  # NST: delay-us was reported
-    notified: CstEntry | None = field(default=None, kw_only=True)  # CST: as announced
-    reported_gas: int = field(default=0, kw_only=True)  # CST: after capping
-    capped: bool = field(default=False, kw_only=True)  # CST: gas-above-capacity
-    price_changed: Timestamp = field(default=0.0, kw_only=True)  # CST: price in force set
-    pending: PendingPrice | None = field(default=None, kw_only=True)
-    aged_out: bool = field(default=False, kw_only=True)  # CST aged out / NST stale, announced
+    reported: Json  # pass-through leaves, as reported
+    delay_in_us: bool = False  # NST: delay-us was reported
+    notified: CstEntry | None = None  # CST: as announced
+    reported_gas: int = 0  # CST: after capping
+    capped: bool = False  # CST: gas-above-capacity
+    price_changed: Timestamp = 0.0  # CST: price in force set
+    pending: PendingPrice | None = None
+    aged_out: bool = False  # CST aged out / NST stale, announced
 
 
 _NO_ATTACHMENT = Attachment()
@@ -192,34 +195,54 @@ def authorized(attachment: Attachment | None, sender: str) -> bool:
 def cst_entry(
     item: Mapping[str, Any],
     now: Timestamp,
-    update: UpdateControl,
+    expiry: Timestamp,
     attachment: Attachment | None,
     site: str | None,
 ) -> CstEntry:
     """A CST entry from one report entry; the configured attachment wins over the report."""
     attached = attachment or _NO_ATTACHMENT
-    egress = attached.egress or item.get("egress")
+    get = item.get
+    egress = attached.egress or get("egress")
     gas = int(item["gas"])
     if attached.gas_capacity is not None and gas > attached.gas_capacity:
         gas = attached.gas_capacity  # 9, GAS Inflation: capped (the caller counts and flags)
-    return CstEntry(
+    health = get("health", "unknown")
+    return CstEntry(  # positional: the constructor of a frozen dataclass is on the hot path
         CsId(str(item["cs-id"])),
         CsciId(str(item["csci-id"])),
         gas,
-        from_ms(str(item["computing-time"])),
-        last_updated=now,
-        expiry=now + update.lifetime,
-        price=item.get("price"),
-        reputation=item.get("reputation"),
-        security_level=item.get("security-level"),
-        security_level_validated=attached.security_level_validated,
-        health=Health(item.get("health", "unknown")),
-        egress=None if egress is None else ForwarderId(str(egress)),
-        site=attached.site or site,
-        region=attached.region,
-        provider=attached.provider,
-        under_maintenance=attached.under_maintenance,
+        micros(item["computing-time"]),
+        now,
+        expiry,
+        get("price"),
+        get("reputation"),
+        get("security-level"),
+        attached.security_level_validated,
+        _HEALTH.get(health) or Health(health),
+        None if egress is None else ForwarderId(str(egress)),
+        attached.site or site,
+        attached.region,
+        attached.provider,
+        attached.under_maintenance,
     )
+
+
+_HEALTH = {health.value: health for health in Health}
+_DIGITS = 3  # fraction digits of cats-t:milliseconds: one unit is a microsecond
+
+
+def micros(value: object) -> Micros:
+    """A cats-t:milliseconds value in whole microseconds, as :func:`from_ms` computes it.
+
+    libyang prints decimal64 canonically (ASCII digits, at most three fraction digits here,
+    no sign since the range starts at 0): those convert with integer arithmetic; any other
+    form goes through :func:`from_ms` (Decimal), which also raises for what is not exact.
+    """
+    if type(value) is str and value.isascii():
+        whole, dot, fraction = value.partition(".")
+        if whole.isdigit() and (not dot or (fraction.isdigit() and len(fraction) <= _DIGITS)):
+            return Micros(int(whole) * 1000 + (int(fraction.ljust(_DIGITS, "0")) if dot else 0))
+    return from_ms(str(value))
 
 
 def _hex(value: str | None) -> int | None:
@@ -267,8 +290,23 @@ def cst_values(entry: CstEntry) -> tuple[Any, ...]:
 
 
 def cst_changed(old: CstEntry | None, new: CstEntry) -> bool:
-    """Whether a report changed the values of a CST entry (for last-changed)."""
-    return old is None or cst_values(old) != cst_values(new)
+    """Whether a report changed the values of a CST entry (for last-changed): the values of
+    :func:`cst_values`, compared one by one, the ones that change most often first."""
+    return (
+        old is None
+        or old.computing_time != new.computing_time
+        or old.gas != new.gas
+        or old.price != new.price
+        or old.health != new.health
+        or old.reputation != new.reputation
+        or old.security_level != new.security_level
+        or old.egress != new.egress
+        or old.security_level_validated != new.security_level_validated
+        or old.site != new.site
+        or old.region != new.region
+        or old.provider != new.provider
+        or old.under_maintenance != new.under_maintenance
+    )
 
 
 def nst_values(entry: NstEntry) -> tuple[Any, ...]:

@@ -55,7 +55,7 @@ class NstSoftState:
             if self.lifetime is not None and now - entry.last_updated > self.lifetime:
                 continue  # stale, the sweeper says so: only a report with values revives it
             self.index.put_nst(replace(entry, last_updated=now))
-            self.meta[key] = replace(meta, sequence=report.sequence)
+            self.meta[key] = meta._replace(sequence=report.sequence)
             if self.lifetime is not None:
                 self.staling.move(key, entry.last_updated + self.lifetime, now + self.lifetime)
 
@@ -122,7 +122,7 @@ class NstSoftState:
             if entry is None or now - entry.last_updated <= lifetime:
                 self.staling.move(key, None, self._stale_at(key))  # strictly after: later
                 continue
-            self.meta[key] = replace(self.meta[key], aged_out=True)
+            self.meta[key] = self.meta[key]._replace(aged_out=True)
             self.stale[key] = entry.last_updated + 2 * lifetime
             self.purging.move(key, None, self.stale[key])
             fx.notes.append(render.nst_event(STALE, key, entry, None))

@@ -101,8 +101,7 @@ class CstSoftState:
         if report.kind == control.HEARTBEAT:
             self._heartbeat(report, ctx.now, ctx.config.update.lifetime)
             return
-        for item in report.items:
-            self._entry(report, item, ctx)
+        self._entries(report, ctx)
         if report.kind == control.FULL:
             listed = {(item["cs-id"], item["csci-id"]) for item in report.items}
             self.remove_unlisted(report.sender, report.site, listed, ctx)
@@ -120,46 +119,84 @@ class CstSoftState:
             return None
         return OWNED, f"held for {meta.sender} until {render.date_and_time(old.expiry)}"
 
-    def _entry(self, report: Report, item: Json, ctx: Applying) -> None:
-        sender, now, update = report.sender, ctx.now, ctx.config.update
-        attachment = ctx.config.attachments.get(item["csci-id"])
-        refusal = self._refusal(sender, item, attachment, now)
-        if refusal is not None:
-            ctx.fx.refuse(_key_of(item), *refusal)
-            return
-        key: Key = (item["cs-id"], item["csci-id"])
-        meta = self.meta.get(key)
-        old = None if meta is None else self.cst.get(*key)
-        entry = ingest.cst_entry(item, now, update, attachment, report.site)
-        capped = entry.gas < item["gas"]
-        pending, price_changed = None, now
-        if meta is not None and old is not None:
-            entry, pending, price_changed = self._price(key, old, meta, entry, ctx)
-        changed = ingest.cst_changed(old, entry)
-        notified = None if meta is None else meta.notified
-        flagged = capped and (meta is None or not meta.capped)
-        if changed or flagged:
-            notified = self._announce(Change(key, old, notified, entry, capped, flagged), ctx)
-        self._put(old, entry)
-        self.meta[key] = Attribution(
-            sender,
-            report.sequence,
-            now if changed or meta is None else meta.last_changed,
-            ingest.reported(item, ingest.CST_PASS_THROUGH),
-            notified=notified,
-            reported_gas=entry.gas,
-            capped=capped,
-            price_changed=price_changed,
-            pending=pending,
-        )
-        if meta is None or meta.sender != sender:
-            self._own(key, sender, None if meta is None else meta.sender)
-        live = old is not None and meta is not None and not meta.aged_out
-        self.expiring.move(key, old.expiry if old is not None and live else None, entry.expiry)
-        if meta is not None and meta.aged_out:
-            self.purging.move(key, self.aged.pop(key, None), None)
-        ctx.fx.accepted += 1
-        ctx.fx.capped += capped
+    def _entries(self, report: Report, ctx: Applying) -> None:
+        """Apply or refuse each entry of a full or delta report (8, 9).
+
+        What is the same for every entry (sender, clock, configuration, Expiry Time) is read
+        once; per entry the common case (a known entry of the same sender, no dampening, no
+        announcement due) costs the lookups, one CstEntry, one Attribution and the moves of
+        the table and deadline indexes. The rare cases go through the methods that say what
+        they do (:meth:`_refusal`, :meth:`_price`, :meth:`_announce`, :meth:`_own`).
+        """
+        sender, sequence, site = report.sender, report.sequence, report.site
+        now, fx = ctx.now, ctx.fx
+        attachments = ctx.config.attachments
+        expiry = now + ctx.config.update.lifetime
+        delta = ctx.config.update.delta
+        metas, cst, pending_prices = self.meta, self.cst, self.pending
+        usable, cst_change, cst_entry = control.usable, control.cst_change, ingest.cst_entry
+        changed_values, reported, passed = ingest.cst_changed, ingest.reported, _PASSED
+        accepted = capped_count = 0
+        for item in report.items:
+            key: Key = (item["cs-id"], item["csci-id"])
+            attachment = attachments.get(key[1]) if attachments else None
+            meta = metas.get(key)
+            old = None if meta is None else cst.get(*key)
+            if (attachment is not None and attachment.authorized_senders) or (
+                meta is not None and meta.sender != sender and not meta.aged_out
+            ):
+                refusal = self._refusal(sender, item, attachment, now)
+                if refusal is not None:
+                    fx.refuse(_key_of(item), *refusal)
+                    continue
+            entry = cst_entry(item, now, expiry, attachment, site)
+            capped = entry.gas < item["gas"]
+            pending, price_changed = None, now
+            if meta is not None and old is not None:
+                if entry.price == old.price:
+                    if pending_prices:
+                        pending_prices.pop(key, None)
+                    price_changed = meta.price_changed
+                else:
+                    entry, pending, price_changed = self._price(key, old, meta, entry, ctx)
+            changed = changed_values(old, entry)
+            notified = None if meta is None else meta.notified
+            flagged = capped and (meta is None or not meta.capped)
+            if (changed or flagged) and (
+                cst_change(notified, entry, delta, newly_flagged=flagged) is not None
+                or (old is not None and not usable(entry, now) and usable(old, now))
+            ):
+                notified = self._announce(Change(key, old, notified, entry, capped, flagged), ctx)
+            self._put(old, entry)
+            metas[key] = Attribution(
+                sender,
+                sequence,
+                now if changed or meta is None else meta.last_changed,
+                {} if passed.isdisjoint(item) else reported(item, ingest.CST_PASS_THROUGH),
+                notified=notified,
+                reported_gas=entry.gas,
+                capped=capped,
+                price_changed=price_changed,
+                pending=pending,
+            )
+            if meta is None or meta.sender != sender:
+                self._own(key, sender, None if meta is None else meta.sender)
+            self._schedule(key, meta, old, expiry)
+            accepted += 1
+            capped_count += capped
+        fx.accepted += accepted
+        fx.capped += capped_count
+
+    def _schedule(
+        self, key: Key, meta: Attribution | None, old: CstEntry | None, expiry: Timestamp
+    ) -> None:
+        """A reported entry lives until ``expiry``; an aged-out one is no longer purged."""
+        if meta is None or meta.aged_out:
+            self.expiring.move(key, None, expiry)
+            if meta is not None:
+                self.purging.move(key, self.aged.pop(key, None), None)
+        else:
+            self.expiring.move(key, None if old is None else old.expiry, expiry)
 
     def _announce(self, change: Change, ctx: Applying) -> CstEntry | None:
         """Notify a significant change (8) and note an entry that became unusable; returns
@@ -220,7 +257,7 @@ class CstSoftState:
                 continue
             fresh = ingest.refreshed(entry, now, lifetime)
             self.cst.put(fresh)
-            self.meta[key] = replace(meta, sequence=report.sequence)
+            self.meta[key] = meta._replace(sequence=report.sequence)
             self.expiring.move(key, entry.expiry, fresh.expiry)
 
     def remove_unlisted(
@@ -270,7 +307,7 @@ class CstSoftState:
             return
         aged = replace(entry, gas=0)
         self.index.put_cst(aged)
-        self.meta[key] = replace(meta, aged_out=True, notified=aged, pending=None)
+        self.meta[key] = meta._replace(aged_out=True, notified=aged, pending=None)
         self.pending.pop(key, None)
         self.aged[key] = entry.expiry + lifetime
         self.purging.move(key, None, self.aged[key])
@@ -286,10 +323,13 @@ class CstSoftState:
             return
         raised = replace(entry, price=meta.pending.price)
         self.cst.put(raised)  # the price is no key of the TST index
-        self.meta[key] = replace(
-            meta, pending=None, price_changed=now, last_changed=now, notified=raised
+        self.meta[key] = meta._replace(
+            pending=None, price_changed=now, last_changed=now, notified=raised
         )
         fx.notes.append(render.cst_event(raised, UPDATED, (Metric.PRICE,), capped=meta.capped))
+
+
+_PASSED = frozenset(ingest.CST_PASS_THROUGH)
 
 
 def _key_of(item: Json) -> dict[str, str]:

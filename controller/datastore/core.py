@@ -86,6 +86,7 @@ class Core(DatastoreOperations):
         self._lock = threading.RLock()
         self._locks = Locks()
         self._operations: dict[str, rpc.Operation] = {}  # RPC paths, resolved once
+        self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
         library = yang_library(module_records(schema), DATASTORES)
         self._state: dict[str, Callable[[], dict[str, object]]] = {YANG_LIBRARY: lambda: library}
@@ -307,15 +308,20 @@ class Core(DatastoreOperations):
         """Validate the input, run the registered handler, validate and return its output.
 
         Parsing and printing read only the schema and the operation's own trees, so they run
-        outside the core lock (libyang leaves the GIL meanwhile); each validation against
-        running holds it.
+        outside the core lock (libyang leaves the GIL meanwhile); a validation against running
+        holds it. Input or output that cannot read running (decided once per operation,
+        :func:`rpc.reads_running`) is validated without it, so concurrent invocations
+        validate in parallel.
         """
         operation = self._operation(path)
         self.check(principal, Access.EXEC, path)
         tree, op = rpc.parse_input(self.ctx, operation, input_document, encoding)
         try:
-            with self._lock:
-                rpc.validate_input(self.ctx, tree, self.running.first[0])
+            if operation.input_reads_running:
+                with self._lock:
+                    rpc.validate_input(self.ctx, tree, self.running.first[0])
+            else:
+                rpc.validate_input(self.ctx, tree, None)
             members = rpc.members_of(op, operation)
         finally:
             nodes.free_all(tree)
@@ -341,8 +347,11 @@ class Core(DatastoreOperations):
     ) -> str:
         tree, op = rpc.parse_output(self.ctx, operation, output)
         try:
-            with self._lock:
-                rpc.validate_output(self.ctx, tree, self.running.first[0])
+            if operation.output_reads_running:
+                with self._lock:
+                    rpc.validate_output(self.ctx, tree, self.running.first[0])
+            else:
+                rpc.validate_output(self.ctx, tree, None)
             return rpc.print_output(op, operation, encoding)
         finally:
             nodes.free_all(tree)
@@ -359,19 +368,39 @@ class Core(DatastoreOperations):
     # ------------------------------------------------------------------ notifications
 
     def publish(self, stream: str, document: str) -> Notification:
-        """Validate an application notification and put it on a stream (and NETCONF's)."""
-        with self._lock:
-            tree, _ = nodes.parse_op(self.ctx, document, _encoding_of(document), _NOTIF)
-            try:
-                if nodes.lib.lyd_validate_op(
-                    tree, self.running.first[0] or nodes.ffi.NULL, _NOTIF, nodes.ffi.NULL
-                ):
-                    raise nodes.fail(self.ctx)
-                flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
-                canonical = nodes.print_tree(tree, Encoding.JSON, flags)
-            finally:
-                nodes.free_all(tree)
+        """Validate an application notification and put it on a stream (and NETCONF's).
+
+        Parsing and printing read only the schema, and a notification that cannot read
+        running (:func:`rpc.notification_reads_running`, decided once per notification) is
+        validated without it, so only the delivery holds the core lock.
+        """
+        tree, notification = nodes.parse_op(self.ctx, document, _encoding_of(document), _NOTIF)
+        try:
+            if self._notification_reads_running(notification):
+                with self._lock:
+                    self._validate_notification(tree, self.running.first[0])
+            else:
+                self._validate_notification(tree, None)
+            flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
+            canonical = nodes.print_tree(tree, Encoding.JSON, flags)
+        finally:
+            nodes.free_all(tree)
+        with self._lock:  # before the bus's own guard, as subscribe takes them
             return self.bus.publish(stream, canonical)
+
+    def _validate_notification(self, tree: nodes.Node, dep: nodes.Node) -> None:
+        if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _NOTIF, nodes.ffi.NULL):
+            raise nodes.fail(self.ctx)
+
+    def _notification_reads_running(self, notification: nodes.Node) -> bool:
+        """Whether the notification's validation needs running; asked once per schema node."""
+        if notification is None or notification == nodes.ffi.NULL:
+            return True
+        key = int(nodes.ffi.cast("uintptr_t", notification.schema))
+        found = self._notifications.get(key)
+        if found is None:
+            found = self._notifications[key] = rpc.notification_reads_running(notification.schema)
+        return found
 
     def subscribe(
         self,

@@ -9,7 +9,10 @@ parsed and validated as a reply (``LYD_TYPE_REPLY_YANG``) and returned in RESTCO
 
 The validated trees are never walked node by node: members and output are printed once by
 libyang (JSON members go through ``json.loads``), and an RPC's :class:`Operation` is resolved
-once per server core.
+once per server core. Resolving it also decides, from the compiled schema, whether validating
+its input or its output can read the datastore at all (:func:`reads_running`): when neither a
+must, a when, a leafref nor an instance-identifier of that part reaches beyond the operation's
+own nodes, it is validated without a dependency tree, so without the datastore lock.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from lxml import etree
 
 from controller.datastore import datapath
+from controller.datastore import schemawalk as sw
 from controller.datastore.errors import refuse
 from controller.model import nodes
 from controller.model.nodes import Node
@@ -50,6 +54,8 @@ class Operation:
     namespace: str
     schema_path: str  # the path without predicates, the key of the handler
     is_rpc: bool
+    input_reads_running: bool = True  # validating the input needs running (and its lock)
+    output_reads_running: bool = True  # the same for the output
 
     @property
     def module(self) -> str:
@@ -67,7 +73,55 @@ def resolve(ctx: Any, path: str) -> Operation:
         nodes.ffi.string(schema.module.ns).decode(),
         datapath.schema_path(path),
         bool(schema.nodetype & nodes.lib.LYS_RPC),
+        reads_running(schema, nodes.lib.LYS_INPUT),
+        reads_running(schema, nodes.lib.LYS_OUTPUT),
     )
+
+
+def reads_running(schema: Any, part: int) -> bool:
+    """Whether validating the input (``part`` LYS_INPUT) or output (LYS_OUTPUT) of an operation
+    can read the datastore (RFC 7950 7.14.2: its leafrefs and XPath resolve in running).
+
+    Yes for an action (its parents are running's), and for an RPC whose part has a must, a
+    when or a leafref that may read a node outside the operation (libyang's
+    ``lys_find_expr_atoms``; yes when it cannot tell), or an instance-identifier. Asked once
+    per operation, on the compiled schema; a "no" lets the caller validate that part with no
+    dependency tree, which gives the same answer without the datastore lock.
+    """
+    if not schema.nodetype & nodes.lib.LYS_RPC:
+        return True
+    child = nodes.lib.lysc_node_child(schema)  # the input, then the output
+    while child and not child.nodetype & part:
+        child = child.next
+    return bool(child) and _reaches_out(child, schema)
+
+
+def notification_reads_running(schema: Any) -> bool:
+    """Whether validating a notification can read the datastore, as :func:`reads_running`
+    decides for an RPC's input (a notification inside data: yes, its parents are running's).
+    """
+    return bool(schema.parent) or _reaches_out(schema, schema)
+
+
+def _reaches_out(root: Any, operation: Any) -> bool:
+    """Whether a must, when or leafref under ``root`` may read a node outside ``operation``,
+    or an instance-identifier is there."""
+    for snode in sw.walk(root):
+        for context, expr, prefixes in sw.expressions(snode):
+            if not _inside(sw.atoms(context, snode, expr, prefixes), operation):
+                return True
+        for ltype in sw.leafref_types(snode):
+            if ltype.basetype != sw.LEAFREF:
+                return True  # an instance-identifier names any node of the datastore
+            lref = nodes.ffi.cast("struct lysc_type_leafref *", ltype)
+            if not _inside(sw.atoms(snode, snode, lref.path, lref.prefixes), operation):
+                return True
+    return False
+
+
+def _inside(atoms: list[Any] | None, schema: Any) -> bool:
+    """Whether every node an expression may read lies within the operation's schema node."""
+    return atoms is not None and all(sw.within(atom, schema) for atom in atoms)
 
 
 def operation_schema(ctx: Any, path: str) -> Any:
@@ -161,7 +215,8 @@ def parse_input(
 
 def validate_input(ctx: Any, tree: Node, dep: Node) -> None:
     """``lyd_validate_op`` of a parsed invocation against ``dep`` (running: leafrefs into
-    configuration resolve there), so the caller holds the lock that guards ``dep``."""
+    configuration resolve there), so the caller holds the lock that guards ``dep``; or with
+    ``dep`` None when the operation's ``input_reads_running`` is False (no lock needed)."""
     if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _RPC, nodes.ffi.NULL):
         raise nodes.fail(ctx)
 
@@ -193,7 +248,8 @@ def parse_output(ctx: Any, operation: Operation, output: dict[str, object]) -> t
 
 
 def validate_output(ctx: Any, tree: Node, dep: Node) -> None:
-    """``lyd_validate_op`` of a parsed reply against ``dep`` (the caller holds its lock)."""
+    """``lyd_validate_op`` of a parsed reply against ``dep`` (the caller holds its lock), or
+    with ``dep`` None when the operation's ``output_reads_running`` is False."""
     if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _REPLY, nodes.ffi.NULL):
         raise nodes.fail(ctx)
 

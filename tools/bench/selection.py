@@ -137,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ingresses", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=SECONDS)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--rounds", type=int, default=3, help="CST loads through the server")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="CST rounds through the server (first: the load)"
+    )
     parser.add_argument("--no-server", action="store_true", help="in-process figures only")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)

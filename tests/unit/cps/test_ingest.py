@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from controller.cps.ingest import micros
 from controller.cps.ledger import FILE_NAME
 from controller.cps.policy import Json, config
 from controller.datastore.api import Principal
 from controller.errors import CatsError
+from controller.selection import from_ms
 from tests.unit.cps.reporting import OTHER, SCI3, SCI4, SM, SSMA, Built, entry, error_of, path
 
 # ---------------------------------------------------------------- report types (8)
@@ -356,3 +358,21 @@ def test_a_failed_ledger_write_is_logged_and_retried(
     built.at(1)
     built.service.sweep()  # nothing new was reported: written because the last write failed
     assert b'"last_sequence":1' in (blocked / FILE_NAME).read_bytes()
+
+
+# ---------------------------------------------------------------- milliseconds
+
+
+@pytest.mark.parametrize(
+    "value", ["0", "7", "12.5", "12.50", "12.345", "0.001", "007.1", "5.", "1_000", "١٢", 3]
+)
+def test_micros_agrees_with_from_ms(value: str | int) -> None:
+    assert micros(value) == from_ms(str(value))
+
+
+@pytest.mark.parametrize("value", ["1.2345", "-1", "x", "", "1e3.5"])
+def test_micros_refuses_what_from_ms_refuses(value: str) -> None:
+    with pytest.raises((ValueError, ArithmeticError)) as expected:
+        from_ms(value)
+    with pytest.raises(type(expected.value)):
+        micros(value)

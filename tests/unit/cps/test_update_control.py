@@ -181,6 +181,24 @@ def test_only_significant_changes_are_announced() -> None:
     assert [e["health"] for e in built.events("cst-entry-changed")] == ["degraded"]
 
 
+def test_small_changes_are_applied_but_not_announced() -> None:
+    built = Built()
+    built.report(entry(SCI3, gas=1000, ct="10"))
+    built.events("cst-entry-changed")
+    built.at(5)
+    built.report(entry(SCI3, gas=1030, ct="10.3"))  # the steady state of section 8
+    row = built.cst()[SCI3]
+    assert (row["gas"], row["computing-time"], row["sequence"]) == (1030, "10.300", "2")
+    assert row["last-changed"] == row["last-updated"] == "2026-11-30T10:00:05.000000Z"
+    built.at(7)
+    built.report(entry(SCI3, gas=1030, ct="10.300"))  # the same values: refreshed only
+    row = built.cst()[SCI3]
+    assert (row["last-changed"], row["last-updated"]) == (
+        "2026-11-30T10:00:05.000000Z", "2026-11-30T10:00:07.000000Z",
+    )  # fmt: skip
+    assert built.events("cst-entry-changed") == []
+
+
 def test_withdrawal_and_unhealthy_are_announced() -> None:
     built = Built()
     built.report(entry(SCI3), entry(SCI4))
