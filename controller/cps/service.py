@@ -13,12 +13,12 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.cps import decisions, ingest, plausibility, policy, render, sessions
+from controller.cps import decisions, identifiers, ingest, plausibility, policy, render, sessions
 from controller.cps.decisions import DecisionRecord, Statistics, Trigger
 from controller.cps.ingest import Attribution, SenderRecord
 from controller.cps.ledger import LedgerFile
@@ -50,13 +50,13 @@ from controller.selection import (
     HardConstraints,
     Outcome,
     ResultKind,
-    SelectionIndex,
     SelectionRequest,
     explain,
     from_ms,
     select,
 )
 from controller.selection.screening import lookup
+from controller.selection.tracking import TableChanges, TrackedIndex
 from controller.selection.units import Timestamp
 
 CST = f"/{MODULE}:computing-service-table"
@@ -129,9 +129,10 @@ class ServiceMetrics:
     ) -> None:
         self._config = config
         self._clock = clock
-        self._publish = publish
+        self._publish: Publisher = lambda document: publish(identifiers.as_json(document))
         self._lock = threading.Lock()
-        self.index = SelectionIndex()
+        self.index = TrackedIndex()  # steering hook: which CS-IDs and ingresses changed
+        self.on_tables_changed: Callable[[TableChanges], None] | None = None  # steering
         self.cst = self.index.cst
         self.nst = self.index.nst
         self._cst_meta: dict[tuple[CsId, CsciId], Attribution] = {}
@@ -175,6 +176,7 @@ class ServiceMetrics:
             self._publish(document)
         if fx.unusable:
             self._entries_unusable(fx.unusable, now)
+        self._tables_changed()  # steering hook
 
     # ------------------------------------------------------------------ soft state
 
@@ -290,6 +292,45 @@ class ServiceMetrics:
             return False
         self._affinity.put(binding, max_sessions)
         return previous is None or previous.key != binding.key
+
+    # ------------------------------------------------------------------ steering hook
+
+    def _tables_changed(self) -> None:
+        """Hand the CS-IDs and ingresses whose tables changed to the steering (no lock held
+        on entry): the southbound re-evaluates those pairs (6.2.3 step 7, 6.2.5)."""
+        hook = self.on_tables_changed
+        if hook is None:
+            return
+        with self._lock:
+            changes = self.index.take_changes()
+        if changes:
+            hook(changes)
+
+    def steering_outcomes(self, pairs: Sequence[tuple[CsId, ForwarderId]]) -> list[Outcome]:
+        """The fast selection of each (CS-ID, ingress) pair with the configured requirement,
+        without a decision record or affinity: what to install at each ingress forwarder
+        (step 7; controller.southbound.steering)."""
+        config = self._config()
+        now = self._clock()
+        requirements: dict[CsId, Any] = {}
+        outcomes: list[Outcome] = []
+        with self._lock:
+            for cs_id, ingress in pairs:
+                if cs_id not in requirements:
+                    document = config.requirement_document(cs_id, {})
+                    requirements[cs_id] = policy.requirement(document)
+                request = SelectionRequest(
+                    cs_id,
+                    ingress,
+                    now,
+                    requirements[cs_id],
+                    fallback_egresses=tuple(
+                        ForwarderId(e) for e in config.fallback_egresses(cs_id)
+                    ),
+                    penalties=self._penalties(cs_id, config),
+                )
+                outcomes.append(select(self.index, request, config.settings))
+        return outcomes
 
     # ------------------------------------------------------------------ sessions
 
@@ -441,14 +482,37 @@ class ServiceMetrics:
         return {f"{MODULE}:report-senders": {"sender": senders} if senders else {}}
 
 
+def _rpc(handler: Callable[[Principal, Json], Json]) -> Callable[[Principal, Json], Json]:
+    """A handler that sees identifiers as text and answers them in RFC 7951 form."""
+
+    def typed(principal: Principal, members: Json) -> Json:
+        found: Json = identifiers.as_json(handler(principal, identifiers.as_text(members)))
+        return found
+
+    return typed
+
+
+def _state(provider: Callable[[], Json]) -> Callable[[], Json]:
+    def typed() -> Json:
+        found: Json = identifiers.as_json(provider())
+        return found
+
+    return typed
+
+
 def register(registrations: Registrations, service: ServiceMetrics) -> None:
-    """Add the RPC handlers and state providers of ietf-cats-service-metrics."""
-    registrations.rpcs[f"/{MODULE}:report-service-metrics"] = service.report_service_metrics
-    registrations.rpcs[f"/{MODULE}:report-network-metrics"] = service.report_network_metrics
-    registrations.rpcs[f"/{MODULE}:select-service"] = service.select_service
-    registrations.rpcs[plausibility.FEEDBACK] = service.report_session_feedback
-    registrations.state[sessions.AFFINED] = service.affined_sessions_state
-    registrations.state[CST] = service.cst_state
-    registrations.state[NST] = service.nst_state
-    registrations.state[DECISIONS] = service.decisions_state
-    registrations.state[SENDERS] = service.senders_state
+    """Add the RPC handlers and state providers of ietf-cats-service-metrics.
+
+    Report inputs turn their own numeric identifiers into text (the hot path, see
+    reports.py); every other input and every output goes through :mod:`.identifiers`.
+    """
+    rpcs, state = registrations.rpcs, registrations.state
+    rpcs[f"/{MODULE}:report-service-metrics"] = service.report_service_metrics
+    rpcs[f"/{MODULE}:report-network-metrics"] = service.report_network_metrics
+    rpcs[f"/{MODULE}:select-service"] = _rpc(service.select_service)
+    rpcs[plausibility.FEEDBACK] = _rpc(service.report_session_feedback)
+    state[sessions.AFFINED] = _state(service.affined_sessions_state)
+    state[CST] = _state(service.cst_state)
+    state[NST] = service.nst_state
+    state[DECISIONS] = _state(service.decisions_state)
+    state[SENDERS] = service.senders_state

@@ -456,3 +456,35 @@ def test_identity_prefixes_of_a_netconf_get_are_bound(server: Server, manager: A
     reasons = [e for e in found.iter() if (e.text or "").startswith("cats-sm:")]
     assert [e.text for e in reasons] == ["cats-sm:price-above-maximum"]
     assert all(e.nsmap.get("cats-sm") == SM_NS for e in reasons)
+
+
+def test_numeric_identifiers_round_trip_as_json_numbers(server: Server) -> None:
+    """cats-t:cs-id and csci-id are unions with uint32: RFC 7951 writes 7 as a number, and the
+    C-PS answers the same way in its tables, replies and decision records."""
+    report = {
+        "sequence-number": SEQUENCE.next(),
+        "timestamp": now(),
+        "entry": [
+            {
+                "cs-id": 7,
+                "csci-id": 42,
+                "gas": 10,
+                "computing-time": "4",
+                "health": "healthy",
+                "egress": CF3,
+            }
+        ],
+    }
+    assert rpc(server, "report-service-metrics", report).json() == {
+        f"{SM}:output": {"accepted-entries": 1}
+    }
+    assert rpc(server, "report-network-metrics", nst_report()).status_code == 200
+    table = server.get_json(f"data/{SM}:computing-service-table")[f"{SM}:computing-service-table"]
+    assert [(e["cs-id"], e["csci-id"]) for e in table["entry"] if e["cs-id"] == 7] == [(7, 42)]
+    reply = rpc(server, "select-service", {"cs-id": 7, "ingress": INGRESS})
+    assert reply.status_code == 200, reply.text
+    output = reply.json()[f"{SM}:output"]
+    assert (output["result"], output.get("csci-id")) == ("selected", 42), output
+    record = server.get_json(f"data/{SM}:selection-decisions/decision={output['decision-id']}")
+    (decision,) = record[f"{SM}:decision"]
+    assert (decision["request"]["cs-id"], decision["csci-id"]) == (7, 42)

@@ -90,19 +90,29 @@ def _ms(micros: int) -> str:
     return f"{micros // 1000}.{micros % 1000:03d}"
 
 
+def locator(number: int) -> str:
+    """A CSCI-ID in the operational form of the drafts, IP:port ('188.3.67.3:67')."""
+    return f"10.{number // 65536 + 1}.{number // 256 % 256}.{number % 256}:8080"
+
+
+def egress_address(number: int) -> str:
+    """An Egress CATS-Forwarder by address, as the drafts name them ('188.3.67.3')."""
+    return f"192.0.{number // 256}.{number % 256}"
+
+
 def tables(rng: random.Random, csci: int, egresses: int, ingresses: int) -> Tables:
     """Seeded report entries: one CS-ID, ``csci`` instances, paths from every ingress."""
     entries = [
         {
             "cs-id": CS,
-            "csci-id": f"sci-{number}",
+            "csci-id": locator(number),
             "gas": rng.randint(1, 500),
             "computing-time": _ms(rng.randint(1_000, 50_000)),
             "price": rng.randint(0, 100),
             "reputation": rng.randint(0, 10),
             "security-level": rng.randint(0, 10),
             "health": "healthy",
-            "egress": f"cf-{number % egresses}",
+            "egress": egress_address(number % egresses),
         }
         for number in range(csci)
     ]
@@ -110,7 +120,7 @@ def tables(rng: random.Random, csci: int, egresses: int, ingresses: int) -> Tabl
     paths = [
         {
             "ingress": source,
-            "egress": f"cf-{number}",
+            "egress": egress_address(number),
             "delay": _ms(rng.randint(500, 80_000)),
             "jitter": _ms(rng.randint(0, 5) * 1000),
             "bandwidth": rng.randint(100, 1_000),

@@ -376,3 +376,14 @@ def test_micros_refuses_what_from_ms_refuses(value: str) -> None:
         from_ms(value)
     with pytest.raises(type(expected.value)):
         micros(value)
+
+
+def test_numeric_identifiers_key_the_same_entry_as_their_text() -> None:
+    """cs-id and csci-id are unions with uint32 members, which RFC 7951 prints as numbers:
+    a report of cs-id 7 / csci-id 42 updates one entry, not a new one each time."""
+    built = Built()
+    built.report({**entry("42", gas=100), "cs-id": 7, "csci-id": 42})
+    built.report({**entry("42", gas=102), "cs-id": 7, "csci-id": 42})
+    assert built.cst() == {"42": {**built.cst()["42"], "gas": 102}}
+    changes = [e["change"] for e in built.events("cst-entry-changed")]
+    assert changes == ["added"]  # the second report changed GAS below the thresholds

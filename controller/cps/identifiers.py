@@ -1,0 +1,47 @@
+"""CS-IDs and CSCI-IDs between the tables (text) and RFC 7951 JSON (a number when numeric).
+
+``cats-t:cs-id`` and ``cats-t:csci-id`` are unions with a ``uint32`` member, so RFC 7951 6.1
+writes the identifier 7 as the JSON number ``7``, never as ``"7"`` (which no member of the
+union accepts). The C-PS keys its tables by text, so inputs are turned into text when they
+arrive and documents into numbers where the value is numeric when they leave.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Leaves typed cats-t:cs-id or cats-t:csci-id in ietf-cats-service-metrics documents.
+ID_LEAVES = frozenset({"cs-id", "csci-id", "previous-csci-id", "new-csci-id"})
+_UINT32_MAX = 2**32 - 1
+
+
+def _number(value: str) -> int | str:
+    if value.isascii() and value.isdigit() and int(value) <= _UINT32_MAX:
+        return int(value)
+    return value
+
+
+def as_text(document: Any) -> Any:
+    """``document`` with every numeric identifier turned into its text."""
+    if isinstance(document, dict):
+        return {
+            name: str(value)
+            if name in ID_LEAVES and isinstance(value, int) and not isinstance(value, bool)
+            else as_text(value)
+            for name, value in document.items()
+        }
+    if isinstance(document, list):
+        return [as_text(item) for item in document]
+    return document
+
+
+def as_json(document: Any) -> Any:
+    """``document`` with every identifier that is a uint32 written as a JSON number."""
+    if isinstance(document, dict):
+        return {
+            name: _number(value) if name in ID_LEAVES and isinstance(value, str) else as_json(value)
+            for name, value in document.items()
+        }
+    if isinstance(document, list):
+        return [as_json(item) for item in document]
+    return document
