@@ -53,6 +53,8 @@ from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
+from controller.southbound.forwarders import SteeringService
+from controller.southbound.inventory import FORWARDERS
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -139,6 +141,23 @@ class Installer(Protocol):
     def __call__(self, registrations: Registrations, host: Host, /) -> Hosted: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """Several running parts as one: started in order, closed in reverse order."""
+
+    parts: tuple[Hosted, ...]
+
+    def start(self) -> None:
+        """Start each part."""
+        for part in self.parts:
+            part.start()
+
+    def close(self) -> None:
+        """Close each part, the last started first."""
+        for part in reversed(self.parts):
+            part.close()
+
+
 def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
     """The C-PS application (controller.cps): reports into the CST and NST, select-service."""
     service_metrics = ServiceMetrics(
@@ -147,7 +166,10 @@ def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
         state_dir=host.settings.state_dir,  # the report-sender ledger (replay protection)
     )
     register_cps(registrations, service_metrics)  # plugins may replace its entries
-    return service_metrics
+    steering = SteeringService(host.core, service_metrics.steering_outcomes)  # southbound
+    service_metrics.on_tables_changed = steering.on_tables_changed
+    registrations.state[FORWARDERS] = steering.state
+    return Composed((service_metrics, steering))
 
 
 def is_new_state_dir(state_dir: Path) -> bool:

@@ -1,0 +1,305 @@
+"""The C-PS's steering of its forwarders: inventory, re-evaluation, push, state.
+
+:class:`SteeringService` is the running part the C-PS installer starts. A planner thread
+follows the forwarder inventory in running (``ietf-cats-steering:forwarders``), keeps one
+:class:`~controller.southbound.push.ForwarderWorker` per forwarder, and turns table changes
+(:meth:`on_tables_changed`, from the C-PS's report handlers and sweeper) into the intended
+service entries of the affected (CS-ID, ingress) pairs only: the fast selection of each pair
+(service-metrics-op 6.2.3 step 7, 6.2.5 re-routing). Every ``reconcile-interval`` it
+re-evaluates every pair (freshness and policy change with time, not only with reports). Agent
+commitments enter through :meth:`intend_rule` / :meth:`withdraw_rule` (agent draft MSG-10).
+The workers push only differences; :meth:`push` is the fan-out with a result per forwarder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from controller.datastore.api import (
+    SYSTEM,
+    DatastoreName,
+    Principal,
+    ReadRequest,
+    ReadResult,
+    Revision,
+)
+from controller.errors import CatsError
+from controller.selection import CsId, ForwarderId, Outcome
+from controller.selection.tracking import TableChanges
+from controller.southbound.intended import IntendedState
+from controller.southbound.inventory import (
+    FORWARDERS,
+    MODULE,
+    ForwarderSpec,
+    Inventory,
+    parse_inventory,
+)
+from controller.southbound.peer import PeerSettings
+from controller.southbound.push import (
+    ForwarderStatus,
+    ForwarderWorker,
+    PushResults,
+    PushSettings,
+    SteeringSession,
+    format_time,
+    push_all,
+)
+from controller.southbound.session import ConfigSession
+from controller.southbound.steering import Entry, Json, service_entry
+
+LOG = logging.getLogger("catsctl.southbound")
+Pair = tuple[CsId, ForwarderId]
+#: The fast selection of (CS-ID, ingress) pairs (controller.cps ServiceMetrics.steering_outcomes).
+Outcomes = Callable[[Sequence[Pair]], list[Outcome]]
+#: Opens the session to one forwarder (a ConfigSession; a fake in unit tests).
+SessionFactory = Callable[[ForwarderSpec], SteeringSession]
+CHUNK = 512  # pairs per evaluation under the C-PS's lock
+NO_CHANGES = TableChanges()
+#: A get-config of 100k rules or a commit of a thousand entries takes seconds, not 5.
+SESSION = PeerSettings(timeout=60.0)
+
+
+class RunningReader(Protocol):
+    """What the service reads of the server core: running's revision and the inventory."""
+
+    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+        """The entity-tag of a datastore (its changes are what the planner follows)."""
+        ...
+
+    def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        """A subtree of a datastore."""
+        ...
+
+
+def netconf_session(spec: ForwarderSpec) -> SteeringSession:
+    """A persistent NETCONF session to the forwarder."""
+    return ConfigSession((spec.address, spec.port), spec.credentials, SESSION)
+
+
+def status_json(status: ForwarderStatus, intended: tuple[int, int]) -> Json:
+    """The ``forwarder/state`` container of one forwarder (RFC 7951)."""
+    state: Json = {
+        "session": "connected" if status.connected else "disconnected",
+        "in-sync": status.in_sync,
+        "pending-changes": status.pending,
+        "intended-services": intended[0],
+        "intended-rules": intended[1],
+        "pushes": str(status.pushes),
+        "edits": str(status.edits),
+        "entries-written": str(status.entries_written),
+        "failures": str(status.failures),
+        "reconnects": str(status.reconnects),
+        "repairs": str(status.repairs),
+    }
+    for name, value in (
+        ("last-push", format_time(status.last_push)),
+        ("last-reconcile", format_time(status.last_reconcile)),
+        ("last-error", status.last_error),
+        ("last-error-at", format_time(status.last_error_at)),
+    ):
+        if value is not None:
+            state[name] = value
+    return state
+
+
+class SteeringService:
+    """Planner thread plus one worker per configured forwarder (controller.app ``Hosted``)."""
+
+    def __init__(
+        self,
+        core: Callable[[], RunningReader],
+        outcomes: Outcomes,
+        *,
+        sessions: SessionFactory = netconf_session,
+        settings: PushSettings | None = None,
+        poll: float = 0.2,
+    ) -> None:
+        self._core = core
+        self._outcomes = outcomes
+        self._sessions = sessions
+        self._settings = settings or PushSettings()
+        self._poll = poll
+        self.intended = IntendedState()
+        self._cond = threading.Condition()
+        self._pending = TableChanges()
+        self._stopping = False
+        self._etag: str | None = None
+        self._inventory = Inventory()
+        self._workers: dict[str, tuple[ForwarderSpec, ForwarderWorker]] = {}
+        self._full_at = 0.0
+        self._refreshing = threading.Lock()  # the planner and push() refresh one at a time
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the planner (it reads the inventory and starts the workers)."""
+        self._thread = threading.Thread(target=self._run, name="steering-planner", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the planner and every worker (closing their sessions)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        with self._cond:
+            workers, self._workers = list(self._workers.values()), {}
+        for _, worker in workers:
+            worker.stop()
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def on_tables_changed(self, changes: TableChanges) -> None:
+        """The CST or NST changed (controller.cps hook): re-evaluate the affected pairs."""
+        with self._cond:
+            self._pending = self._pending.merged(changes)
+            self._cond.notify_all()
+
+    def intend_rule(self, forwarder: str, rule: Json) -> bool:
+        """Install or revise a commitment's rule at a forwarder (MSG-10); whether it changed."""
+        changed = self.intended.intend_rule(forwarder, rule)
+        if changed:
+            self._wake(forwarder)
+        return changed
+
+    def withdraw_rule(self, forwarder: str, commitment_id: str) -> bool:
+        """Remove a commitment's rule from a forwarder; whether it was intended."""
+        changed = self.intended.withdraw_rule(forwarder, commitment_id)
+        if changed:
+            self._wake(forwarder)
+        return changed
+
+    def push(self, timeout: float = 10.0, forwarders: Sequence[str] | None = None) -> PushResults:
+        """Bring every (or the named) forwarder to its intended state now; a result each."""
+        self.refresh()
+        with self._cond:
+            chosen = [w for n, (_, w) in self._workers.items() if not forwarders or n in forwarders]
+        return push_all(chosen, self.intended, timeout)
+
+    # -- planner -------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pending and not self._stopping:
+                    self._cond.wait(self._poll)
+                if self._stopping:
+                    return
+                changes, self._pending = self._pending, TableChanges()
+            try:
+                self.refresh(changes)
+            except CatsError:
+                LOG.exception("the steering re-evaluation failed")
+
+    def refresh(self, changes: TableChanges = NO_CHANGES) -> None:
+        """Follow the inventory, then re-evaluate the pairs ``changes`` concern (all of them
+        every reconcile-interval) and wake the workers whose intended state changed."""
+        with self._refreshing:
+            self._refresh(changes)
+
+    def _refresh(self, changes: TableChanges) -> None:
+        added = self._follow_inventory()
+        now = time.monotonic()
+        full = now >= self._full_at
+        if full:
+            self._full_at = now + self._inventory.reconcile_interval
+        specs = [spec for spec, _ in self._snapshot_workers()]
+        wanted: list[tuple[str, Pair]] = [
+            (spec.name, pair)
+            for spec in specs
+            for pair in spec.pairs()
+            if full or spec.name in added or changes.concerns(*pair)
+        ]
+        changed: set[str] = set()
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start : start + CHUNK]
+            outcomes = self._outcomes([pair for _, pair in chunk])
+            per_forwarder: dict[str, dict[CsId, Entry | None]] = {}
+            for (name, (cs_id, _)), outcome in zip(chunk, outcomes, strict=True):
+                per_forwarder.setdefault(name, {})[cs_id] = service_entry(cs_id, outcome)
+            for name, services in per_forwarder.items():
+                if self.intended.set_services(name, services):
+                    changed.add(name)
+        for name in changed:
+            self._wake(name)
+
+    def _snapshot_workers(self) -> list[tuple[ForwarderSpec, ForwarderWorker]]:
+        with self._cond:
+            return list(self._workers.values())
+
+    def _wake(self, name: str) -> None:
+        with self._cond:
+            found = self._workers.get(name)
+        if found is not None:
+            found[1].wake()
+
+    def _follow_inventory(self) -> set[str]:
+        """Re-read the inventory when running changed; the names of new or changed forwarders."""
+        core = self._core()
+        etag = core.revision(DatastoreName.RUNNING, None).etag
+        if etag == self._etag:
+            return set()
+        document = core.read(ReadRequest(DatastoreName.RUNNING, FORWARDERS), SYSTEM).document
+        loaded: Any = json.loads(document) if document else {}
+        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {})
+        self._etag = etag
+        settings = replace(
+            self._settings,
+            reconcile_interval=inventory.reconcile_interval,
+            write=replace(self._settings.write, confirm_timeout=inventory.confirm_timeout),
+        )
+        same_settings = inventory.reconcile_interval == self._inventory.reconcile_interval and (
+            inventory.confirm_timeout == self._inventory.confirm_timeout
+        )
+        self._inventory = inventory
+        wanted = inventory.by_name()
+        with self._cond:
+            current = dict(self._workers)
+        stale = [
+            n for n, (spec, _) in current.items() if wanted.get(n) != spec or not same_settings
+        ]
+        for name in stale:
+            with self._cond:
+                _, worker = self._workers.pop(name)
+            worker.stop()
+        added: set[str] = set()
+        for name, spec in wanted.items():
+            if name in current and name not in stale:
+                continue
+            self.intended.retain_services(name, spec.cs_ids if spec.ingress else ())
+            worker = ForwarderWorker(name, self._sessions(spec), self.intended, settings)
+            with self._cond:
+                self._workers[name] = (spec, worker)
+            worker.start()
+            added.add(name)
+        if added or stale:
+            LOG.info("steering %d forwarders (%d new)", len(wanted), len(added))
+        return added
+
+    # -- operational state ---------------------------------------------------------------------
+
+    def state(self) -> Json:
+        """``forwarders`` operational state: each forwarder's session and counters."""
+        items = [
+            {"name": name, "state": status_json(worker.status, self.intended.counts(name))}
+            for name, (_, worker) in sorted(self._snapshot_workers_named().items())
+        ]
+        return {f"{MODULE}:forwarders": {"forwarder": items}} if items else {}
+
+    def _snapshot_workers_named(self) -> dict[str, tuple[ForwarderSpec, ForwarderWorker]]:
+        with self._cond:
+            return dict(self._workers)
+
+    def status(self, forwarder: str) -> ForwarderStatus | None:
+        """The status of one forwarder's worker, if it is configured."""
+        with self._cond:
+            found = self._workers.get(forwarder)
+        return found[1].status if found else None
