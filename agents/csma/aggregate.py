@@ -30,24 +30,16 @@ from agents.csma.values import (
 
 
 def per_sci(metrics: Mapping[EntryKey, SciMetrics]) -> dict[EntryKey, Entry]:
-    """One entry per SCI, its values as the SCI reported them.
-
-    An SCI that has no Computing Time estimate yet is not advertised: the CST entry needs
-    one, and an unknown value is not zero (the C-PS would compute its TST from it).
-    """
-    return {
-        key: _entry(m, m.computing_time)
-        for key, m in metrics.items()
-        if m.computing_time is not None
-    }
+    """One entry per SCI, its values as the SCI reported them."""
+    return {key: _entry(m) for key, m in metrics.items()}
 
 
-def _entry(m: SciMetrics, computing_time: Decimal) -> Entry:
+def _entry(m: SciMetrics) -> Entry:
     return Entry(
         m.cs_id,
         m.csci_id,
         m.gas,
-        computing_time,
+        m.computing_time or Decimal(0),
         m.health,
         m.collected_at,
         m.price,
@@ -57,14 +49,16 @@ def _entry(m: SciMetrics, computing_time: Decimal) -> Entry:
     )
 
 
-def _computing_time(timed: list[SciMetrics]) -> Decimal:
-    """GAS-weighted Computing Time of SCIs that all have one (the mean when no GAS is left)."""
+def _computing_time(members: list[SciMetrics]) -> Decimal:
+    timed = [m for m in members if m.computing_time is not None]
     weighted = [m for m in timed if m.gas > 0]
     if weighted:
         total = sum((Decimal(m.gas) * (m.computing_time or 0) for m in weighted), Decimal(0))
         value = total / sum(m.gas for m in weighted)
-    else:
+    elif timed:
         value = sum((m.computing_time or Decimal(0) for m in timed), Decimal(0)) / len(timed)
+    else:
+        return Decimal(0)
     return value.quantize(MS, ROUND_HALF_EVEN)
 
 
@@ -95,11 +89,9 @@ def site_entry(cs_id: CsId, site_csci: CsciId, members: list[SciMetrics], site: 
 def per_site(
     metrics: Mapping[EntryKey, SciMetrics], site_csci: CsciId, site: str
 ) -> dict[EntryKey, Entry]:
-    """One aggregated entry per service of the site, from the SCIs that have a Computing
-    Time estimate (a service none of whose SCIs has one yet is not advertised)."""
+    """One aggregated entry per service of the site."""
     by_service: dict[CsId, list[SciMetrics]] = {}
     for m in metrics.values():
-        if m.computing_time is not None:
-            by_service.setdefault(m.cs_id, []).append(m)
+        by_service.setdefault(m.cs_id, []).append(m)
     entries = (site_entry(cs, site_csci, members, site) for cs, members in by_service.items())
     return {entry.key: entry for entry in entries}

