@@ -6,9 +6,9 @@ values out, and back (agent-selection-mapping 9.1 MSG-5/6, MSG-11/12, MSG-16).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from agents.common.clock import date_and_time, epoch
 from agents.csma.reservations import Answer, ReleaseRequest, ReserveRequest, Wanted
 from agents.csma.stateview import MODULE, StateQuery
 from agents.csma.values import CsciId, ReservationId, ReuseKey, SessionId, TenantId
@@ -17,17 +17,6 @@ Json = dict[str, Any]
 QUERY_STATE = f"/{MODULE}:query-state"
 RESERVE_STATE = f"/{MODULE}:reserve-state"
 RELEASE_STATE = f"/{MODULE}:release-state"
-
-
-def epoch(text: str) -> float:
-    """A ``yang:date-and-time`` as Unix seconds."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def date_and_time(at: float) -> str:
-    """Unix seconds as ``yang:date-and-time`` in UTC, to the millisecond."""
-    text = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
 
 
 def _identity(value: object) -> str | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agents.cnma.client import RestconfTransport, Transport
+from agents.common.clock import date_and_time
 from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, messages, reservations, stateview
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
@@ -207,7 +208,7 @@ class CsmaService:
             self.reporter.wake.set()
         return {
             "accepted-sequence-number": str(sequence),
-            "expires-at": messages.date_and_time(now + lifetime),
+            "expires-at": date_and_time(now + lifetime),
         }
 
     def _may_query(self, principal: Principal, operation: str) -> None:
