@@ -8,10 +8,14 @@ arrive and documents into numbers where the value is numeric when they leave.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 #: Leaves typed cats-t:cs-id or cats-t:csci-id in ietf-cats-service-metrics documents.
 ID_LEAVES = frozenset({"cs-id", "csci-id", "previous-csci-id", "new-csci-id"})
+#: The key leaves of report entries and paths (forwarder-ids are never numeric, but a path's
+#: keys are checked with the same pass).
+_ITEM_KEYS = ("cs-id", "csci-id", "ingress", "egress")
 _UINT32_MAX = 2**32 - 1
 
 
@@ -45,3 +49,13 @@ def as_json(document: Any) -> Any:
     if isinstance(document, list):
         return [as_json(item) for item in document]
     return document
+
+
+def items_as_text(items: Sequence[Any]) -> Sequence[Any]:
+    """Report entries or paths with numeric key values (cs-id 7, csci-id 42) as text.
+
+    The report hot path: one flat check over the keys, and copies only when one is numeric.
+    """
+    if all(isinstance(item.get(k, ""), str) for item in items for k in _ITEM_KEYS):
+        return items
+    return [{**item, **{k: str(item[k]) for k in _ITEM_KEYS if k in item}} for item in items]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.cps import control, ingest, render
+from controller.cps import control, identifiers, ingest, render
 from controller.cps.control import Held, RateWindow
 from controller.cps.ingest import (
     COMPONENT,
@@ -63,7 +63,7 @@ class ReportIngest:
         held = self.held.get((operation, sender))
         if held is not None and held.due <= now:
             self._release(operation, sender, ctx)
-        items: Sequence[Json] = _keyed_as_text(members.get(_ITEMS[operation], ()))
+        items: Sequence[Json] = identifiers.items_as_text(members.get(_ITEMS[operation], ()))
         sequence = int(members["sequence-number"])
         record, deferred = self._admit(operation, sender, members, ctx)
         kind = str(members.get("report-type", control.DELTA))
@@ -201,15 +201,3 @@ def _merge(fx: Effects, mine: Effects, notes: list[Json]) -> None:
     fx.notes.extend(mine.notes)
     fx.notes.extend(notes)
     fx.unusable.extend(mine.unusable)
-
-
-#: The key leaves of report entries and paths. Their types are unions with uint32 members,
-#: which RFC 7951 prints as JSON numbers: every table keys them as text.
-_KEYS = ("cs-id", "csci-id", "ingress", "egress")
-
-
-def _keyed_as_text(items: Sequence[Json]) -> Sequence[Json]:
-    """The items with numeric key values (cs-id 7, csci-id 42) turned into their text."""
-    if all(isinstance(item.get(k, ""), str) for item in items for k in _KEYS):
-        return items
-    return [{**item, **{k: str(item[k]) for k in _KEYS if k in item}} for item in items]

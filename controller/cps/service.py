@@ -503,8 +503,8 @@ def _state(provider: Callable[[], Json]) -> Callable[[], Json]:
 def register(registrations: Registrations, service: ServiceMetrics) -> None:
     """Add the RPC handlers and state providers of ietf-cats-service-metrics.
 
-    Report inputs turn their own numeric identifiers into text (the hot path, see
-    reports.py); every other input and every output goes through :mod:`.identifiers`.
+    Numeric identifiers become text on the way in and JSON numbers on the way out
+    (:mod:`.identifiers`); report inputs use its flat ``items_as_text``, the hot path.
     """
     rpcs, state = registrations.rpcs, registrations.state
     rpcs[f"/{MODULE}:report-service-metrics"] = service.report_service_metrics
