@@ -1,4 +1,4 @@
-"""The NETCONF form of the C-NMA's RPCs, built with lxml (RFC 6241 4.1)."""
+"""The NETCONF form of the C-NMA's RPCs, through the southbound codec (RFC 6241 4.1)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 from lxml import etree
 
 from agents.cnma.config import CnmaConfig, DelayUnit
-from agents.cnma.netconf import output_of, rpc_element
 from agents.cnma.paths import network_service_table
 from agents.cnma.report import MODULE, OPERATION, Metadata, Plan, ReportType, network_report
 from controller.model import Encoding, InstanceKind, Schema
 from controller.selection.units import Micros
+from controller.southbound import RpcCodec
 
 SM_NS = f"urn:ietf:params:xml:ns:yang:{MODULE}"
 
@@ -21,7 +21,7 @@ def test_report_as_xml_validates(example: CnmaConfig, schema: Schema) -> None:
     meta = Metadata(datetime(2026, 11, 30, tzinfo=UTC), Micros(1000), "cnma")
     report = Plan(ReportType.FULL, tuple(table.values()))
     members = network_report(5, datetime(2026, 11, 30, tzinfo=UTC), report, DelayUnit.US, meta)
-    element = rpc_element(MODULE, OPERATION, members)
+    element = RpcCodec(schema.context).request(f"{MODULE}:{OPERATION}", members)
     text = etree.tostring(element).decode()
     schema.validate(text, InstanceKind.RPC, Encoding.XML)
     assert element.tag == f"{{{SM_NS}}}{OPERATION}"
@@ -30,11 +30,12 @@ def test_report_as_xml_validates(example: CnmaConfig, schema: Schema) -> None:
     assert paths[0].findtext(f"{{{SM_NS}}}path-attributes/{{{SM_NS}}}hop-count") == "2"
 
 
-def test_reply_leaves() -> None:
+def test_reply_leaves(schema: Schema) -> None:
+    codec = RpcCodec(schema.context)
     reply = (
         '<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="1">'
         f'<accepted-entries xmlns="{SM_NS}">2</accepted-entries></rpc-reply>'
     )
-    assert output_of(reply) == {"accepted-entries": "2"}
+    assert codec.reply(f"{MODULE}:{OPERATION}", reply) == {"accepted-entries": 2}
     ok = '<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><ok/></rpc-reply>'
-    assert output_of(ok) == {}
+    assert codec.reply(f"{MODULE}:{OPERATION}", ok) == {}
