@@ -29,18 +29,6 @@ from controller.southbound.steering import (
 
 CANDIDATE = ":candidate"
 CONFIRMED_COMMIT = ":confirmed-commit"
-#: How long ncclient's session thread may sleep in select before it sends a queued request.
-#: ncclient's default (0.1 s) makes every RPC wait up to 100 ms, so a push of five RPCs (lock,
-#: edit-config, confirmed commit, confirming commit, unlock) took ~0.5 s; 10 ms keeps the idle
-#: cost small (100 wake-ups per second per session) and a push at tens of milliseconds.
-NCCLIENT_TICK = 0.01
-
-
-def _shorten_ncclient_tick(tick: float) -> None:
-    """Lower ncclient's (process-wide) select tick to at most ``tick`` seconds."""
-    from ncclient.transport import session  # noqa: PLC0415 - only the adapter touches ncclient
-
-    session.TICK = min(float(session.TICK), tick)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +60,6 @@ class ConfigSession:
         credentials: Credentials,
         settings: PeerSettings | None = None,
     ) -> None:
-        _shorten_ncclient_tick(NCCLIENT_TICK)
         # run() needs no RPC codec (the codec is for modelled RPCs, not configuration)
         self._peer = NetconfPeer(
             address, credentials, RpcCodec(None), settings=settings or PeerSettings()
