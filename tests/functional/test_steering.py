@@ -199,7 +199,11 @@ def test_a_forwarder_restarted_empty_is_refilled(bed: Bed) -> None:
     bed.b.start("--clean")
     wait_for(bed.b.up, 60)
     assert wait_for(lambda: target(bed.b, "ARS") == (SCI1, CF2))  # reconnect + reconciliation
-    state = wait_for(lambda: (s := forwarder_state(bed.server, "b"))["in-sync"] and s)
+    # The refill is visible at the forwarder a moment before the worker records its push, so
+    # wait for the worker's state to say so too (until then it may show the old session).
+    state = wait_for(
+        lambda: (s := forwarder_state(bed.server, "b"))["in-sync"] and int(s["reconnects"]) and s
+    )
     assert int(state["reconnects"]) >= 1
 
 
