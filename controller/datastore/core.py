@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from controller.datastore import access as access_checks
 from controller.datastore import candidate, changes, operational, reads, rpc
@@ -34,6 +35,7 @@ from controller.datastore.api import (
     Subscription,
 )
 from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
+from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.locks import Locks
 from controller.datastore.operations import DatastoreOperations
@@ -64,6 +66,7 @@ class CoreSettings:
     compact_minimum: int = COMPACT_MINIMUM
     incremental: bool = True  # entry-local validation with indexes (else always full)
     streams: tuple[str, ...] = ()
+    parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
 
 
 class Core(DatastoreOperations):
@@ -96,6 +99,8 @@ class Core(DatastoreOperations):
         self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder)
         self.candidate = candidate.Candidate(self)
         self.validator: Validator = self._validator()
+        size = self.settings.parse_contexts
+        self._contexts = Contexts(schema, default_size() if size is None else size)
         with self._lock:
             self.running.load()
             if not self.startup.load():
@@ -121,6 +126,7 @@ class Core(DatastoreOperations):
             self.candidate.discard()
             self.running.close()
             self.startup.close()
+            self._contexts.close()
 
     def __enter__(self) -> Core:
         return self
@@ -315,16 +321,11 @@ class Core(DatastoreOperations):
         """
         operation = self._operation(path)
         self.check(principal, Access.EXEC, path)
-        tree, op = rpc.parse_input(self.ctx, operation, input_document, encoding)
-        try:
-            if operation.input_reads_running:
-                with self._lock:
-                    rpc.validate_input(self.ctx, tree, self.running.first[0])
-            else:
-                rpc.validate_input(self.ctx, tree, None)
-            members = rpc.members_of(op, operation)
-        finally:
-            nodes.free_all(tree)
+        if operation.input_reads_running:
+            members = self._input(self.ctx, operation, input_document, encoding)
+        else:
+            with self._contexts.borrow() as ctx:
+                members = self._input(ctx, operation, input_document, encoding)
         # Input is validated first, so a client learns of bad input even before a handler exists.
         handler = self.registrations.rpcs.get(operation.schema_path)
         if handler is None:
@@ -342,16 +343,40 @@ class Core(DatastoreOperations):
             LOG.error("the handler of %s returned invalid output: %s", path, exc)
             raise operation_failed(f"the handler of {path} returned invalid output", path) from exc
 
+    def _input(
+        self, ctx: Any, operation: rpc.Operation, document: str, encoding: Encoding
+    ) -> dict[str, object]:
+        """The validated input members, parsed in ``ctx`` (the core's own context when the
+        validation reads running, whose tree lives there; a twin otherwise)."""
+        tree, op = rpc.parse_input(ctx, operation, document, encoding)
+        try:
+            if operation.input_reads_running:
+                with self._lock:
+                    rpc.validate_input(ctx, tree, self.running.first[0])
+            else:
+                rpc.validate_input(ctx, tree, None)
+            return rpc.members_of(op, operation)
+        finally:
+            nodes.free_all(tree)
+
     def _output(
         self, operation: rpc.Operation, output: dict[str, object], encoding: Encoding
     ) -> str:
-        tree, op = rpc.parse_output(self.ctx, operation, output)
+        if operation.output_reads_running:
+            return self._reply(self.ctx, operation, output, encoding)
+        with self._contexts.borrow() as ctx:
+            return self._reply(ctx, operation, output, encoding)
+
+    def _reply(
+        self, ctx: Any, operation: rpc.Operation, output: dict[str, object], encoding: Encoding
+    ) -> str:
+        tree, op = rpc.parse_output(ctx, operation, output)
         try:
             if operation.output_reads_running:
                 with self._lock:
-                    rpc.validate_output(self.ctx, tree, self.running.first[0])
+                    rpc.validate_output(ctx, tree, self.running.first[0])
             else:
-                rpc.validate_output(self.ctx, tree, None)
+                rpc.validate_output(ctx, tree, None)
             return rpc.print_output(op, operation, encoding)
         finally:
             nodes.free_all(tree)

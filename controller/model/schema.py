@@ -218,6 +218,7 @@ class Schema:
         """
         dirs = list(search_dirs) if search_dirs is not None else [project_yang_dir()]
         dirs += [path for path in standard_yang_dirs() if path not in dirs]
+        self._recipe = (tuple(dirs), tuple(modules), dict(features or {}))
         features = dict(features or {})
         self._ctx = libyang.Context(":".join(str(path) for path in dirs))
         try:
@@ -245,6 +246,17 @@ class Schema:
         for name, names in (features or {}).items():
             enabled.setdefault(name, []).extend(f for f in names if f not in enabled[name])
         return cls(dirs, modules, enabled)
+
+    def twin(self) -> Schema:
+        """A second, independent compilation of the same modules with the same features.
+
+        Each libyang context serializes the string interning of every parse behind one
+        dictionary lock, so threads that parse and validate against one context hardly run in
+        parallel; a twin per thread does (a server schema compiles in about 20 ms and holds
+        about 2 MB). Data trees of a twin belong to it: free them there, never mix them.
+        """
+        dirs, modules, features = self._recipe
+        return Schema(dirs, modules, {name: list(names) for name, names in features.items()})
 
     def __enter__(self) -> Schema:
         return self
