@@ -141,8 +141,14 @@ def qualified_name(schema: Any) -> str:
 
 def input_json(document: str, name: str) -> dict[str, object]:
     """The input members of a JSON request in either form (empty for no input)."""
+    return _unwrapped(document, name)[0]
+
+
+def _unwrapped(document: str, name: str) -> tuple[dict[str, object], bool]:
+    """The input members, and whether the document was exactly one wrapper (``mod:input``
+    or ``mod:name``) holding them."""
     if not document.strip():
-        return {}
+        return {}, False
     try:
         loaded = json.loads(document)
     except ValueError as exc:
@@ -153,8 +159,26 @@ def input_json(document: str, name: str) -> dict[str, object]:
     for wrapper in (f"{module}:input", name):
         if set(loaded) == {wrapper}:
             inner = loaded[wrapper]
-            return inner if isinstance(inner, dict) else {}
-    return loaded
+            return (inner, True) if isinstance(inner, dict) else ({}, False)
+    return loaded, False
+
+
+_WRAPPER = re.compile(r'\A\s*\{\s*"([^"\\]*)"\s*:')
+
+
+def _renamed(document: str, operation: Operation) -> str | None:
+    """A wrapped RPC input (:func:`_unwrapped` said so) in YANG form by renaming the wrapper
+    in the text (``mod:input`` becomes ``mod:name``); None when it is written otherwise (an
+    escape in the name).
+
+    A report of a hundred entries is encoded again by Python otherwise, for libyang to parse
+    what the client sent. The document was decoded once already: libyang accepts text after
+    the first JSON value, so that decoding is what refuses it.
+    """
+    found = _WRAPPER.match(document)
+    if found is None or found.group(1) not in (f"{operation.module}:input", operation.name):
+        return None
+    return f'{{"{operation.name}":{document[found.end() :]}'
 
 
 def envelope(ctx: Any, path: str, schema: Any, members: dict[str, object]) -> str:
@@ -207,7 +231,10 @@ def parse_input(
     and the operation node in it. It reads the schema only, so it needs no datastore lock."""
     schema = operation.schema
     if encoding is Encoding.JSON:
-        text = envelope(ctx, operation.path, schema, input_json(document, operation.name))
+        members, wrapped = _unwrapped(document, operation.name)
+        text = _renamed(document, operation) if wrapped and operation.is_rpc else None
+        if text is None:
+            text = envelope(ctx, operation.path, schema, members)
     else:
         text = xml_to_yang_form(document, schema) if document.strip() else ""
     return nodes.parse_op(ctx, text, encoding, _RPC)
