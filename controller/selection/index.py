@@ -72,6 +72,18 @@ class SelectionIndex:
             self._refresh_egress(ingress, egress)
 
     def _reindex_entry(self, cs_id: CsId, old: CstEntry | None, new: CstEntry | None) -> None:
+        if (
+            old is not None
+            and new is not None
+            and old.egress is not None
+            and old.egress == new.egress
+            and old.gas > 0
+            and new.gas > 0
+        ):
+            self._move_entry(
+                cs_id, old.egress, old, new
+            )  # the steady state of reporting: values moved
+            return
         lists = self._lists.setdefault(cs_id, {})
         touched: dict[ForwarderId, Head | None] = {}
         for entry, insert in ((old, False), (new, True)):
@@ -91,6 +103,17 @@ class SelectionIndex:
             if (remaining[0] if remaining else None) != before:
                 for ingress, view in self._views_by_cs.get(cs_id, {}).items():
                     self._refresh(view, cs_id, ingress, egress)
+
+    def _move_entry(self, cs_id: CsId, egress: ForwarderId, old: CstEntry, new: CstEntry) -> None:
+        """An entry that stays usable behind the same egress: one list, re-sorted in place;
+        the views hear of it only when the head of that list changed."""
+        items = self._lists[cs_id][egress]
+        before = items[0]
+        del items[bisect.bisect_left(items, (old.computing_time, old.csci_id))]
+        bisect.insort(items, (new.computing_time, new.csci_id))
+        if items[0] != before:
+            for ingress, view in self._views_by_cs.get(cs_id, {}).items():
+                self._refresh(view, cs_id, ingress, egress)
 
     def _refresh_egress(self, ingress: ForwarderId, egress: ForwarderId) -> None:
         for cs_id, view in self._views_by_ingress.get(ingress, {}).items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -162,6 +163,22 @@ def test_agreement_holds_after_incremental_updates(seed: int) -> None:
         else:
             index.remove_nst(rng.choice(INGRESSES), ForwarderId(f"cf-{rng.randrange(9)}"))
     _agree(index, seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_agreement_holds_when_reports_only_move_values(seed: int) -> None:
+    """The steady state of reporting (8): every entry stays behind its egress with GAS > 0
+    and its Computing Time and GAS move, often past the head of its egress list."""
+    rng = random.Random(2000 + seed)
+    index = _tables(seed)
+    for ingress in INGRESSES:
+        select(index, SelectionRequest(ARS, ingress, NOW), SelectionSettings())  # build views
+    for _ in range(3):
+        for old in list(index.cst.service(ARS).values()):
+            if old.gas > 0:
+                moved = from_ms(rng.randint(1, 20))
+                index.put_cst(replace(old, computing_time=moved, gas=rng.choice([1, 5, 300])))
+        _agree(index, seed)
 
 
 def test_gate_agrees_with_screening() -> None:
