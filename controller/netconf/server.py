@@ -139,7 +139,8 @@ class NetconfServer:
     ) -> None:
         self._env = env
         self._settings = settings
-        self._keys = host_keys(state_dir)
+        self._state_dir = state_dir
+        self._keys: tuple[paramiko.PKey, ...] = ()  # read or made when listening starts
         self._credentials = credentials
         self._socket: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -153,7 +154,9 @@ class NetconfServer:
         return self._socket.getsockname()[1] if self._socket else self._settings.port
 
     def start(self) -> None:
-        """Bind and start accepting in a background thread."""
+        """Read (or make, the first time) the host keys, bind and start accepting in a
+        background thread. A server that never starts (``--netconf-port 0``) makes no keys."""
+        self._keys = host_keys(self._state_dir)
         if not LOG.isEnabledFor(logging.DEBUG):  # paramiko logs every port probe as an error
             logging.getLogger("paramiko").setLevel(logging.CRITICAL)
         listener = socket.create_server((self._settings.address, self._settings.port), backlog=128)

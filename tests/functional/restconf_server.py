@@ -124,7 +124,7 @@ def running_server(
 ) -> Iterator[Server]:
     """Start ``catsctl serve``; stop it (SIGTERM, then SIGKILL) when the block ends."""
     port = port or free_port()
-    netconf_port = netconf_port or free_port()
+    netconf_port = free_port() if netconf_port is None else netconf_port  # 0: no NETCONF
     log = state_dir.parent / f"serve-{port}.log"
     command = [
         sys.executable, "-m", "controller.cli", "serve",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import paramiko
@@ -23,7 +24,14 @@ from tests.functional.netconf_client import (
     on_datastore,
     operation,
 )
-from tests.functional.restconf_server import ADMIN, Server, small_bench
+from tests.functional.restconf_server import (
+    ADMIN,
+    Server,
+    admin_users,
+    running_server,
+    small_bench,
+    write_init,
+)
 
 pytestmark = pytest.mark.functional
 MON = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
@@ -216,3 +224,27 @@ def test_100_concurrent_sessions_read_and_edit(server: Server) -> None:
         reply = ok(session.rpc(on_datastore(operation("get-config"), "source", "running")))
     found = {int(node.text) for node in reply.iter(f"{{{BENCH_NS}}}id")}
     assert set(range(1000, 1000 + SESSIONS)) | {999} <= found
+
+
+def test_host_keys_are_made_when_netconf_listens_and_only_then(tmp_path: Path) -> None:
+    """``--netconf-port 0`` serves RESTCONF only: no RSA key is generated for nothing; a
+    server that listens makes its keys once and keeps them across restarts."""
+    init = write_init(tmp_path, admin_users())
+    quiet, listening = tmp_path / "quiet", tmp_path / "listening"
+    quiet.mkdir()
+    listening.mkdir()
+    with running_server(quiet / "state", init, netconf_port=0) as server:
+        assert server.get_json("data/ietf-system:system")  # RESTCONF answers
+    assert not list((quiet / "state").glob("netconf-host-key*"))
+    with running_server(listening / "state", init):
+        pass
+    keys = {
+        path.name: path.read_bytes() for path in (listening / "state").glob("netconf-host-key*")
+    }
+    assert set(keys) == {"netconf-host-key", "netconf-host-key-ecdsa"}
+    with running_server(listening / "state", init):
+        pass
+    again = {
+        path.name: path.read_bytes() for path in (listening / "state").glob("netconf-host-key*")
+    }
+    assert again == keys
