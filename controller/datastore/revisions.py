@@ -20,6 +20,9 @@ from controller.datastore.api import Revision
 Mark = tuple[int, datetime]
 
 
+_KNOWN_MAX = 4096
+
+
 class Revisions:
     """The revision marks of one datastore."""
 
@@ -30,6 +33,7 @@ class Revisions:
         self._base: Mark = (0, base_time or datetime.now(UTC))
         self._node: dict[str, Mark] = {}
         self._subtree: dict[str, Mark] = {}
+        self._known: dict[str, Revision] = {}  # of(path) since the last change (reads repeat)
         self._pending: Mark | None = None
 
     def _revision(self, mark: Mark) -> Revision:
@@ -43,9 +47,15 @@ class Revisions:
         """The revision of the resource at a data path (None: the datastore)."""
         if path is None or path == datapath.ROOT:
             return self.datastore()
+        known = self._known.get(path)
+        if known is not None:
+            return known
         marks = [self._base, self._node.get(path, self._base), self._subtree.get(path, self._base)]
         marks += [self._subtree.get(above, self._base) for above in datapath.ancestors(path)]
-        return self._revision(max(marks))
+        if len(self._known) >= _KNOWN_MAX:  # reads of many distinct paths: start again
+            self._known.clear()
+        found = self._known[path] = self._revision(max(marks))
+        return found
 
     def prepare(self) -> Revision:
         """The revision the next :meth:`record` will give (what commit hooks are told)."""
@@ -57,6 +67,7 @@ class Revisions:
         mark: Mark = self._pending or (self._serial + 1, datetime.now(UTC))
         self._pending = None
         self._serial = mark[0]
+        self._known.clear()
         for path in whole:
             self._subtree[path] = mark
             self._node[path] = mark
@@ -74,6 +85,7 @@ class Revisions:
         """Everything changed (a whole-datastore replace or a reload)."""
         self._node.clear()
         self._subtree.clear()
+        self._known.clear()
         self._serial += 1
         self._base = (self._serial, datetime.now(UTC))
         return self._revision(self._base)

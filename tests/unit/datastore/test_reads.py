@@ -158,6 +158,15 @@ def test_revisions_change_for_the_node_and_ancestors_not_siblings(core: Core) ->
     )
 
 
+def test_a_replaced_datastore_gives_every_path_a_new_revision(core: Core) -> None:
+    before = core.revision(RUNNING, item_path(1))
+    assert core.revision(RUNNING, item_path(1)) == before  # asked twice, the same
+    whole = core.read(ReadRequest(RUNNING, None), SYSTEM).document
+    assert whole is not None
+    core.edit(RUNNING, [Edit(EditOperation.REPLACE, "/", whole)], SYSTEM)
+    assert core.revision(RUNNING, item_path(1)) != before
+
+
 class DenyItems:
     """An access check that refuses writes under item and reads of the pools."""
 
