@@ -40,15 +40,24 @@ def as_text(document: Any) -> Any:
 
 
 def as_json(document: Any) -> Any:
-    """``document`` with every identifier that is a uint32 written as a JSON number."""
-    if isinstance(document, dict):
-        return {
-            name: _number(value) if name in ID_LEAVES and isinstance(value, str) else as_json(value)
-            for name, value in document.items()
-        }
+    """``document`` with every identifier that is a uint32 written as a JSON number.
+
+    Every reply and notification of the C-PS passes here: scalars are handled in the loop,
+    only objects and arrays recurse.
+    """
     if isinstance(document, list):
-        return [as_json(item) for item in document]
-    return document
+        return [as_json(item) if isinstance(item, dict | list) else item for item in document]
+    if not isinstance(document, dict):
+        return document
+    found: dict[str, Any] = {}
+    for name, value in document.items():
+        if isinstance(value, dict | list):
+            found[name] = as_json(value)
+        elif name in ID_LEAVES and isinstance(value, str):
+            found[name] = _number(value)
+        else:
+            found[name] = value
+    return found
 
 
 def items_as_text(items: Sequence[Any]) -> Sequence[Any]:
