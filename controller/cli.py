@@ -11,6 +11,7 @@ from pathlib import Path
 from agents.cnma.cli import add_parsers as add_cnma_parsers
 from agents.csma.cli import add_parsers as add_csma_parsers
 from agents.forwarder.cli import add_parsers as add_forwarder_parsers
+from agents.gateway.cli import add_parsers as add_gateway_parsers
 from agents.sci.cli import add_parsers as add_sci_parsers
 from controller import __version__
 from controller.demo.cli import add_parsers as add_demo_parsers
@@ -121,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cnma_parsers(commands)
     add_csma_parsers(commands)
     add_forwarder_parsers(commands)
+    add_gateway_parsers(commands)
     add_sci_parsers(commands)
 
     hashing = commands.add_parser(
