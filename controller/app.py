@@ -2,8 +2,9 @@
 
 One composition serves any application: :class:`Application` takes an :class:`Installer`,
 which registers the application's state, RPC handlers and commit hooks and returns the part
-that runs (:class:`Hosted`, started and closed with the servers). The C-PS's service metrics
-(:func:`install_service_metrics`) are the default, so ``catsctl serve`` calls :func:`serve`;
+that runs (:class:`Hosted`, started and closed with the servers). The C-PS (:func:`install_cps`:
+the service metrics of :func:`install_service_metrics` and the agent selection of
+:func:`install_agent_selection`) is the default, so ``catsctl serve`` calls :func:`serve`;
 ``catsctl csma`` passes the C-SMA's installer (agents.csma.service). Tests and tools use
 :class:`Application` with ``with``.
 """
@@ -20,6 +21,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+from controller.agent_selection import AgentSelection, AgentSelectionSettings, RunningAgentConfig
+from controller.agent_selection import register as register_agent_selection
+from controller.agent_selection.csmas import ConfiguredStateAgents, NetconfLogins
 from controller.auth import LocalUsers
 from controller.cps import RunningConfig, ServiceMetrics
 from controller.cps import register as register_cps
@@ -53,6 +57,7 @@ from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
+from controller.southbound import PeerSettings
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import FORWARDERS
 
@@ -172,6 +177,32 @@ def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
     return Composed((service_metrics, steering))
 
 
+#: How long the C-PS waits for a C-SMA's answer (query-state, reserve-state, release-state).
+CSMA_TIMEOUT_S = 10.0
+
+
+def install_agent_selection(registrations: Registrations, host: Host) -> Hosted:
+    """Agent selection (controller.agent_selection): the RPCs of ietf-cats-agent-selection,
+    configured by its ``agent-selection`` container in running, notifying on the NETCONF
+    stream, and calling the C-SMAs with the credentials configured for each."""
+    config = RunningAgentConfig(host.core)
+    agents = ConfiguredStateAgents(config, NetconfLogins(PeerSettings(timeout=CSMA_TIMEOUT_S)))
+    settings = AgentSelectionSettings(state_dir=host.settings.state_dir)  # reuse-key scope
+    service = AgentSelection(config, agents, publish=host.publish, settings=settings)
+    register_agent_selection(registrations, service)  # plugins may replace its entries
+    return service
+
+
+def install_cps(registrations: Registrations, host: Host) -> Hosted:
+    """The C-PS of ``catsctl serve``: service metrics and steering, then agent selection."""
+    return Composed(
+        (
+            install_service_metrics(registrations, host),
+            install_agent_selection(registrations, host),
+        )
+    )
+
+
 def is_new_state_dir(state_dir: Path) -> bool:
     """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
     return not state_dir.is_dir() or not any(state_dir.iterdir())
@@ -191,9 +222,7 @@ class Application:
     """A running server: schema, core, RESTCONF and NETCONF servers and the installed
     application (the C-PS by default); ``with`` owns them all."""
 
-    def __init__(
-        self, settings: ServeSettings, installer: Installer = install_service_metrics
-    ) -> None:
+    def __init__(self, settings: ServeSettings, installer: Installer = install_cps) -> None:
         self.settings = settings
         self.schema = server_schema(settings.yang_dirs)
         listen = settings.listen
@@ -203,10 +232,10 @@ class Application:
         )
         self.netconf: NetconfParts | None = None
         registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
+        fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         self.hosted = installer(
             registrations, Host(settings, lambda: self.core, self._publish_notification)
         )
-        fresh = is_new_state_dir(settings.state_dir)
         try:
             apply_plugins(settings.plugins, registrations)
             access: AccessCheck = permit_all
@@ -289,7 +318,7 @@ class Application:
 def serve(
     settings: ServeSettings,
     stop: threading.Event | None = None,
-    installer: Installer = install_service_metrics,
+    installer: Installer = install_cps,
 ) -> int:
     """Run the server (the C-PS by default) until ``stop`` is set; returns the exit code."""
     with Application(settings, installer):

@@ -3,7 +3,8 @@
 :func:`installer` registers, on the same composition as the C-PS: report-sci-metrics
 (sci-implementation 7), query-state, reserve-state and release-state (agent-selection-mapping
 9.1 MSG-5/6, 11/12, 16) and the state view as operational data under
-``ietf-cats-agent-selection:agent-selection/candidates``; it publishes state-presence-changed
+``ietf-cats-agent-selection:agent-selection/candidates`` with the exchanges it answered under
+``agent-selection/c-sma`` (:mod:`agents.csma.exchanges`); it publishes state-presence-changed
 on the NETCONF stream. :class:`CsmaService` holds the values (cache, view, reservation book)
 behind one lock; the decisions are the pure functions of the sibling modules.
 """
@@ -15,13 +16,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agents.cnma.client import RestconfTransport, Transport
 from agents.common.clock import date_and_time
 from agents.common.sequence import SequenceStore
-from agents.csma import aggregate, cache, messages, reservations, stateview
+from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
 from agents.csma.errors import refused
 from agents.csma.report import SCI_RPC, Json, freshness_seconds, sci_metrics
@@ -51,6 +52,7 @@ class Values:
     cache: cache.SiteCache
     view: stateview.StateView
     book: reservations.Book
+    log: exchanges.Log = field(default_factory=exchanges.Log)
 
 
 def _view(config: CsmaConfig) -> stateview.StateView:
@@ -155,7 +157,7 @@ class CsmaService:
                 book, view = reservations.expire(before.book, before.view, now)
                 view = stateview.evict_expired(view, now)
                 forgotten = cache.forget(before.cache, now, self.config.reporting.forget_after)
-                self._values = Values(forgotten, view, book)
+                self._values = replace(before, cache=forgotten, view=view, book=book)
             self._announce(before.view, view)
 
     def _announce(self, before: stateview.StateView, after: stateview.StateView) -> None:
@@ -211,6 +213,19 @@ class CsmaService:
             "expires-at": date_and_time(now + lifetime),
         }
 
+    def _note(
+        self,
+        operation: exchanges.Operation,
+        members: Json,
+        principal: Principal,
+        status: exchanges.Status,
+        released: int | None = None,
+    ) -> None:
+        """Keep the exchange for the operator (agent-selection/c-sma); under the lock."""
+        asked = exchanges.Request.of(members)
+        done = exchanges.Exchange(operation, asked, self._clock(), principal.user, status, released)
+        self._values = replace(self._values, log=exchanges.recorded(self._values.log, done))
+
     def _may_query(self, principal: Principal, operation: str) -> None:
         user = self._user(principal)
         if user is None or not user.may_query:
@@ -224,6 +239,8 @@ class CsmaService:
         asked = messages.state_query(members)
         with self._lock:
             view = self._values.view
+            self._note(exchanges.Operation.QUERY_STATE, members, principal,
+                       exchanges.Status.ANSWERED)  # fmt: skip
         return stateview.query(view, asked, self._clock(), self.config.name)
 
     def reserve_state(self, principal: Principal, members: Json) -> Json:
@@ -244,6 +261,8 @@ class CsmaService:
                 before.book, before.view, rules, request, self._clock()
             )
             self._values = replace(before, book=book, view=view)
+            status = exchanges.Status.ACCEPTED if answer.accepted else exchanges.Status.REFUSED
+            self._note(exchanges.Operation.RESERVE_STATE, members, principal, status)
         if not answer.accepted:
             LOG.info("reservation %s refused: %s", request.reservation_id, answer.refusal)
         self._announce(before.view, view)
@@ -257,16 +276,22 @@ class CsmaService:
             before = self._values
             book, view, count = reservations.release(before.book, before.view, request)
             self._values = replace(before, book=book, view=view)
+            self._note(exchanges.Operation.RELEASE_STATE, members, principal,
+                       exchanges.Status.RELEASED, count)  # fmt: skip
         LOG.info("released %d reservations of session %s", count, request.session_id)
         self._announce(before.view, view)
         return {}
 
     def state(self) -> Json:
-        """The state view as operational data."""
+        """The state view and the exchanges answered, as operational data."""
         with self._lock:
-            view = self._values.view
+            view, log = self._values.view, self._values.log
         cs_ids = {i.csci_id: i.cs_id for i in self.config.instances}
-        return stateview.state_json(view, cs_ids, self._clock(), self.config.name)
+        found = stateview.state_json(view, cs_ids, self._clock(), self.config.name)
+        answered = exchanges.log_json(log)
+        if answered:
+            found[f"{stateview.MODULE}:agent-selection"]["c-sma"] = answered
+        return found
 
 
 def installer(config: CsmaConfig) -> Installer:

@@ -1,6 +1,8 @@
 """The configuration of ietf-cats-agent-selection in running: tiers, context, candidates.
 
-:class:`AgentConfig` is parsed once per revision of running (:class:`RunningAgentConfig`);
+:class:`AgentConfig` is parsed once per revision of running (:class:`RunningAgentConfig`),
+with the C-SMA of each candidate and the credentials the C-PS logs in with there
+(``c-sma/username``, ``password``; :mod:`controller.agent_selection.csmas` uses them);
 :func:`context` turns a ``selection-context`` (the configured one with the descriptor's
 overrides merged over it, 6.4) into the core's :class:`SelectionContext` and the C-PS's own
 bounds (:class:`Bounds`: rate limits, retention, handoff timeout; sections 13, 14).
@@ -33,7 +35,7 @@ from controller.selection.mapping.vocabulary import (
     TierName,
 )
 from controller.selection.vocabulary import CsciId, CsId
-from controller.southbound import Target
+from controller.southbound import Credentials, Target
 
 ROOT = f"/{MODULE}:agent-selection"
 _DIMENSIONS = {d.value: d for d in Dimension}
@@ -62,6 +64,7 @@ class CandidateConfig:
     permitted_tenants: frozenset[TenantId] = frozenset()
     trusted: bool = False
     c_sma: Target | None = None
+    credentials: Credentials | None = None  # how the C-PS logs in at c_sma
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,7 @@ class AgentConfig:
     tiers: TierCatalogue = field(default_factory=TierCatalogue)
     context: Json = field(default_factory=dict)
     candidates: Mapping[CsciId, CandidateConfig] = field(default_factory=dict)
+    logins: Mapping[Target, Credentials] = field(default_factory=dict)
 
     def for_service(self, cs_id: CsId) -> list[CandidateConfig]:
         """The candidates of a service, in configuration order."""
@@ -151,9 +155,11 @@ def overridden(configured: Json, override: Mapping[str, Any] | None) -> Json:
 def _candidate(doc: Mapping[str, Any]) -> CandidateConfig:
     sma = doc.get("c-sma", {})
     target = None
-    if "address" in sma:
+    credentials = None
+    if "address" in sma:  # the schema requires a username with it
         name = str(sma.get("name", sma["address"]))
         target = Target(name, str(sma["address"]), int(sma.get("port", 830)))
+        credentials = Credentials(str(sma["username"]), str(sma.get("password", "")))
     region = doc.get("region")
     tenancy = doc.get("tenancy", {})
     return CandidateConfig(
@@ -164,6 +170,7 @@ def _candidate(doc: Mapping[str, Any]) -> CandidateConfig:
         frozenset(TenantId(str(t)) for t in tenancy.get("permitted-tenant", ())),
         bool(doc.get("trusted", False)),
         target,
+        credentials,
     )
 
 
@@ -174,10 +181,15 @@ def parse(doc: Mapping[str, Any]) -> AgentConfig:
         for t in doc.get("capability-tiers", {}).get("capability-tier", ())
     }
     candidates = [_candidate(c) for c in doc.get("candidates", {}).get("candidate", ())]
+    logins: dict[Target, Credentials] = {}
+    for c in candidates:  # the first candidate naming a C-SMA gives its credentials
+        if c.c_sma is not None and c.credentials is not None:
+            logins.setdefault(c.c_sma, c.credentials)
     return AgentConfig(
         TierCatalogue(tiers),
         dict(doc.get("selection-context", {})),
         {c.csci_id: c for c in candidates},
+        logins,
     )
 
 

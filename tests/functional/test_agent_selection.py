@@ -1,30 +1,35 @@
-"""Agent selection through a real C-PS and a C-SMA over NETCONF: the draft's worked examples.
+"""Agent selection through a real C-PS and real C-SMAs over NETCONF: the draft's worked examples.
 
-Two ``catsctl serve`` processes on loopback: the C-PS with the agent-selection plugin
-(tests/functional/plugins/agent_selection_plugin.py; controller.app does not wire it yet) and
-a C-SMA stand-in serving query-state, reserve-state and release-state from a table
-(csma_double_plugin.py). The C-PS calls the C-SMA over NETCONF (controller.southbound); the
-tests drive the C-PS over RESTCONF and read its sessions over RESTCONF and NETCONF. Each
-example has its own service and candidates, so one pair of servers serves them all. The last
-test speaks to a real ``catsctl csma`` (agents/csma) through the same southbound.
+``catsctl serve`` is the C-PS with agent selection built in (controller.app): its
+``agent-selection`` configuration, with the credentials it logs in with at each C-SMA, is
+seeded into running. Two ``catsctl csma`` processes (agents/csma) answer query-state,
+reserve-state and release-state: csma-1 for the A and B candidates of every example, csma-2
+for the C candidates, each holding the example's reuse keys in its state view (its
+configuration file) and each admitting the C-PS under its own user. What a C-SMA was asked is
+read from its ``agent-selection/c-sma/exchange`` log over RESTCONF. The tests drive the C-PS
+over RESTCONF, read its sessions over RESTCONF and NETCONF and subscribe to its notifications
+over NETCONF. Each example has its own service and candidates, so one C-PS and one pair of
+C-SMAs serve them all.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from lxml import etree
 
+from controller.auth import hash_password
 from controller.southbound import Credentials, NetconfStateAgents, PeerUnreachableError, Target
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
@@ -32,9 +37,9 @@ from tests.functional.restconf_server import (
     ADMIN,
     JSON,
     Server,
-    admin_users,
     free_port,
-    seeded_server,
+    running_server,
+    write_init,
 )
 from tests.unit.agent_selection import drafts
 from tools.bench.common import stop
@@ -51,55 +56,139 @@ EX68_KEEP = drafts.renamed(drafts.example_68(0.6), "x68k-", "ex68k")
 EX68_MOVE = drafts.renamed(drafts.example_68(0.6), "x68m-", "ex68m")
 EPISODE = drafts.renamed(drafts.episode(), "xep-", "episode")
 ALL = [s for specs in (*EX84.values(), EX68_KEEP, EX68_MOVE, EPISODE) for s in specs]
+START_S = 60.0
+
+
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+        return True
+    return False
+
+
+@dataclass
+class Csma:
+    """A ``catsctl csma`` process: its NETCONF target, RESTCONF root and the C-PS's login."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    restconf: int
+    netconf: int
+    login: tuple[str, str]
+
+    @property
+    def target(self) -> Target:
+        """How a C-PS reaches it."""
+        return Target(self.name, "127.0.0.1", self.netconf)
+
+    def c_sma(self) -> Json:
+        """The ``c-sma`` container of a candidate it answers for."""
+        return drafts.c_sma(self.netconf, self.name, self.login)
+
+    def wait(self) -> None:
+        """Until both its servers listen (or it has exited: the test fails with its log)."""
+        deadline = time.monotonic() + START_S
+        while not (_listening(self.restconf) and _listening(self.netconf)):
+            assert self.process.poll() is None, self.log.read_text(errors="replace")
+            assert time.monotonic() < deadline, f"{self.name} did not start"
+            time.sleep(0.2)
+
+    def exchanges(self, operation: str, session_id: str) -> list[Json]:
+        """What the C-SMA answered of ``operation`` for one session (its exchange log)."""
+        reply = requests.get(
+            f"http://127.0.0.1:{self.restconf}/restconf/data/{AS}:agent-selection/c-sma",
+            headers={"Accept": JSON}, auth=self.login, timeout=30,
+        )  # fmt: skip
+        if reply.status_code == 404:  # nothing answered yet
+            return []
+        assert reply.status_code == 200, reply.text
+        found = reply.json()[f"{AS}:c-sma"].get("exchange", [])
+        return [e for e in found if e["operation"] == operation and e["session-id"] == session_id]
 
 
 @contextlib.contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
+def csma_process(
+    folder: Path, name: str, instances: list[Json], login: tuple[str, str], cps: Json
+) -> Iterator[Csma]:
+    """Start ``catsctl csma`` answering for ``instances`` and admitting the C-PS as ``login``
+    (started, not waited for: see :meth:`Csma.wait`); stopped when the block ends."""
+    restconf, netconf = free_port(), free_port()
+    config = {
+        "name": name, "site": f"site-{name}", "cps": cps,
+        "users": [{"name": login[0], "password": login[1], "role": "cps"}],
+        "reservations": {"validity": 30, "max-rate": 10, "window": 60},
+        "instances": instances,
+    }  # fmt: skip
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(config))
+    command = [sys.executable, "-m", "controller.cli", "csma", "--config", str(path),
+               "--state-dir", str(folder / f"{name}-state"), "--restconf-port", str(restconf),
+               "--netconf-port", str(netconf)]  # fmt: skip
+    log = folder / f"{name}.log"
+    with log.open("ab") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
     try:
-        yield
+        yield Csma(name, process, log, restconf, netconf, login)
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        stop(process, timeout=10)
+
+
+def _instances(specs: list[drafts.Spec]) -> list[Json]:
+    """The C-SMA's instances: each candidate holding its example's reuse keys in accelerator
+    memory for the tenant (as the draft's examples say), with room for the 7.5 GB context."""
+    return [
+        {"csci-id": s.csci_id, "cs-id": s.service, "capacity": 10**12,
+         "state": [{"tenant": drafts.TENANT, "reuse-key": key,
+                    "residency": "accelerator-memory"} for key in s.holds]}
+        for s in specs
+    ]  # fmt: skip
+
+
+@dataclass
+class Bed:
+    """The C-PS and the two C-SMAs."""
+
+    cps: Server
+    csma: dict[str, Csma]  # by candidate letter: A and B -> csma-1, C -> csma-2
+
+
+def _letter(spec: drafts.Spec) -> str:
+    return "C" if spec.csci_id.endswith("C") else "AB"
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
-    """The C-SMA stand-in, then the C-PS pointing at it; the C-SMA's call log."""
+def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
+    """Two C-SMAs reporting to the C-PS, the C-PS configured to call them."""
     folder = tmp_path_factory.mktemp("agent_selection")
-    (folder / "csma").mkdir()
-    (folder / "cps").mkdir()
-    table = folder / "table.json"
-    holds = [[s.csci_id, drafts.TENANT, key] for s in ALL for key in s.holds]
-    table.write_text(json.dumps({"held": holds}))
-    log = folder / "csma-calls.jsonl"
-    log.touch()
-    csma_env = {"CATS_CSMA_TABLE": str(table), "CATS_CSMA_LOG": str(log)}
-    plugin = "tests.functional.plugins.csma_double_plugin"
-    with (
-        _environment(**csma_env),
-        seeded_server(folder / "csma", admin_users(), "--plugin", plugin) as csma,
-    ):
-        document = drafts.config(ALL, csma.netconf_port)
-        config = folder / "agent-selection.json"
-        config.write_text(json.dumps(document))
-        seed = {**admin_users(), f"{AS}:agent-selection": document}
-        cps_env = {"CATS_AS_CONFIG": str(config), "CATS_AS_CSMA_USER": ADMIN[0],
-                   "CATS_AS_CSMA_PASSWORD": ADMIN[1],
-                   "CATS_AS_STATE_DIR": str(folder / "cps" / "state")}  # fmt: skip
-        cps_plugin = "tests.functional.plugins.agent_selection_plugin"
-        with (
-            _environment(**cps_env),
-            seeded_server(folder / "cps", seed, "--plugin", cps_plugin) as cps,
-        ):
-            now = time.time()
-            call(cps, "advertise-capability", drafts.capability(ALL, now))
-            call(cps, "advertise-forwarding-view", drafts.forwarding(ALL, now))
-            yield cps, log
+    cps_port, cps_netconf = free_port(), free_port()
+    agents = {"AB": ("csma-1", ("cps-1", "cps-1-secret")),
+              "C": ("csma-2", ("cps-2", "cps-2-secret"))}  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        started: dict[str, Csma] = {}
+        for letters, (name, login) in agents.items():
+            specs = [s for s in ALL if _letter(s) == letters]
+            report = {"url": f"http://127.0.0.1:{cps_port}/restconf", "username": name,
+                      "password": f"{name}-report"}  # fmt: skip
+            started[letters] = stack.enter_context(
+                csma_process(folder, name, _instances(specs), login, report)
+            )
+        for each in started.values():
+            each.wait()
+        document = drafts.config(ALL, lambda s: started[_letter(s)].c_sma())
+        users = [{"name": n, "password": hash_password(f"{n}-report")}
+                 for n, _ in agents.values()]  # fmt: skip
+        users.append({"name": ADMIN[0], "password": hash_password(ADMIN[1])})
+        seed: dict[str, object] = {"ietf-system:system": {"authentication": {"user": users}},
+                f"{AS}:agent-selection": document}  # fmt: skip
+        (folder / "cps").mkdir()
+        init = write_init(folder / "cps", seed)
+        cps = stack.enter_context(
+            running_server(folder / "cps" / "state", init, port=cps_port, netconf_port=cps_netconf)
+        )
+        now = time.time()
+        call(cps, "advertise-capability", drafts.capability(ALL, now))
+        call(cps, "advertise-forwarding-view", drafts.forwarding(ALL, now))
+        yield Bed(cps, {"A": started["AB"], "B": started["AB"], "C": started["C"]})
 
 
 def call(server: Server, operation: str, members: Json) -> Json:
@@ -122,17 +211,11 @@ def session(server: Server, session_id: str) -> Json:
     return result
 
 
-def csma_calls(log: Path, operation: str, session_id: str) -> list[Json]:
-    """What the C-SMA was asked for one session."""
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
-    return [m for name, m, _ in calls if name == operation and m["session-id"] == session_id]
-
-
 @pytest.mark.parametrize(("extra", "chosen"), [(0.5, "C"), (0.7, "B")])
 def test_84_a_excluded_on_capability_c_preferred_unless_its_forwarding_exceeds_06_s(
-    servers: tuple[Server, Path], extra: float, chosen: str
+    bed: Bed, extra: float, chosen: str
 ) -> None:
-    cps, log = servers
+    cps = bed.cps
     tag = TAG[extra]
     session_id = f"s-84{tag}"
     desc = drafts.descriptor_84(session_id, f"ex84{tag}")
@@ -144,17 +227,19 @@ def test_84_a_excluded_on_capability_c_preferred_unless_its_forwarding_exceeds_0
     assert excluded["reason"] == f"{AS}:capability-tier-below-required"
     expected = -1.15 if chosen == "C" else -1.25
     assert float(reply["suitability"]) == pytest.approx(expected)
-    (query,) = csma_calls(log, "query-state", session_id)  # MSG-5 over NETCONF
-    assert sorted(query["reuse-key"]) == ["docs", "kv"]
+    for letter, named in (("B", ["A", "B"]), ("C", ["C"])):  # MSG-5 to each C-SMA
+        csma = bed.csma[letter]
+        (query,) = csma.exchanges("query-state", session_id)
+        assert sorted(query["reuse-key"]) == ["docs", "kv"]
+        assert query["csci-id"] == [f"x84{tag}-{n}" for n in named]
+        assert query["user"] == csma.login[0]  # the credentials configured for this C-SMA
     (record,) = session(cps, session_id)["decision-record"]
     b = next(c for c in record["candidate"] if c["csci-id"] == f"x84{tag}-B")
     assert float(b["valuation"]["state-cost"]) == 600.0  # the 0.6 s recompute
 
 
-def test_68_step30_keeps_c_transfer_3_s_against_recompute_128_s(
-    servers: tuple[Server, Path],
-) -> None:
-    cps, _ = servers
+def test_68_step30_keeps_c_transfer_3_s_against_recompute_128_s(bed: Bed) -> None:
+    cps = bed.cps
     admitted = call(cps, "submit-descriptor",
                     {"descriptor": drafts.descriptor_68("s-68k", 29, "ex68k")})  # fmt: skip
     assert admitted["selected"] == "x68k-C"
@@ -168,12 +253,11 @@ def test_68_step30_keeps_c_transfer_3_s_against_recompute_128_s(
     assert c["state-bytes"] == "0"  # state_fits at C: nothing left to place
     (commitment,) = entry["commitment"]
     assert commitment["steps"] == {"first": 29, "last": 30}
+    assert bed.csma["B"].exchanges("reserve-state", "s-68k") == []
 
 
-def test_68_step30_moves_to_b_through_reserve_transfer_and_commit(
-    servers: tuple[Server, Path],
-) -> None:
-    cps, log = servers
+def test_68_step30_moves_to_b_through_reserve_transfer_and_commit(bed: Bed) -> None:
+    cps = bed.cps
     call(cps, "submit-descriptor", {"descriptor": drafts.descriptor_68("s-68m", 29, "ex68m")})
     faster = drafts.renamed(drafts.example_68(0.3), "x68m-", "ex68m")
     call(cps, "advertise-forwarding-view", drafts.forwarding(faster, time.time(), sequence=2))
@@ -184,8 +268,9 @@ def test_68_step30_moves_to_b_through_reserve_transfer_and_commit(
         "abort-detail"
     )
     assert entry["current-commitment"] == "cm-s-68m-1"  # still at the source
-    (reserve,) = csma_calls(log, "reserve-state", "s-68m")  # MSG-11 over NETCONF
-    assert reserve["csci-id"] == "x68m-B"
+    (reserve,) = bed.csma["B"].exchanges("reserve-state", "s-68m")  # MSG-11 over NETCONF
+    assert (reserve["csci-id"], reserve["status"]) == (["x68m-B"], "accepted")
+    assert "ctx" in reserve["reuse-key"]
     notice = {"handoff-id": handoff["handoff-id"], "reporter": "target", "status": "completed",
               "usable-key": ["ctx"], "at": drafts.iso(time.time())}  # fmt: skip
     call(cps, "state-transfer-notice", notice)
@@ -194,18 +279,24 @@ def test_68_step30_moves_to_b_through_reserve_transfer_and_commit(
     assert entry["handoff"][0]["state"] == "committed"
     assert [(c["csci-id"], c["state"]) for c in entry["commitment"]] == [
         ("x68m-C", "superseded"), ("x68m-B", "active")]  # fmt: skip
-    assert len(csma_calls(log, "reserve-state", "s-68m")) == 1
+    assert len(bed.csma["B"].exchanges("reserve-state", "s-68m")) == 1
+    assert bed.csma["C"].exchanges("reserve-state", "s-68m") == []
 
 
 def test_84_step30_episode_c_kept_tail_event_reduces_the_retrieval_set_no_migration(
-    servers: tuple[Server, Path],
+    bed: Bed,
 ) -> None:
-    cps, log = servers
+    cps = bed.cps
     desc = drafts.descriptor_episode("s-ep", 29, "episode")
     call(cps, "submit-descriptor", {"descriptor": desc})
     call(cps, "step-boundary", {"session-id": "s-ep", "turn-id": 1, "step-id": 30})
     last = session(cps, "s-ep")["decision-record"][-1]
     assert (last["outcome"], last["selected"]) == (f"{AS}:keep", "xep-C")
+    b, c = (next(x["valuation"] for x in last["candidate"] if x["csci-id"] == f"xep-{n}")
+            for n in "BC")  # fmt: skip
+    assert float(b["computing"]["expected-time"]) < float(c["computing"]["expected-time"])
+    assert (c["state-bytes"], float(c["state-cost"])) == ("0", 0.0)  # csma-2: C holds it all
+    assert float(b["state-cost"]) == pytest.approx(3008.4)  # csma-1: B lacks the context
     reply = call(cps, "invalidation-notice", drafts.overrun("s-ep", time.time()))
     assert reply["acted-on"] is True
     result = reply["re-evaluation"]
@@ -215,24 +306,39 @@ def test_84_step30_episode_c_kept_tail_event_reduces_the_retrieval_set_no_migrat
     entry = session(cps, "s-ep")
     assert "handoff" not in entry
     assert len(entry["descriptor"]["working-set"]["element"]) == 3  # docs-extra left behind
-    assert csma_calls(log, "reserve-state", "s-ep") == []
+    assert bed.csma["B"].exchanges("query-state", "s-ep")  # B was asked, and its capacity seen
+    for letter in "BC":
+        assert bed.csma[letter].exchanges("reserve-state", "s-ep") == []
 
 
-def test_unknown_session_is_an_rpc_error_naming_the_path(servers: tuple[Server, Path]) -> None:
-    cps, _ = servers
-    reply = cps.request("POST", f"operations/{AS}:close-session",
-                        json={f"{AS}:input": {"session-id": "nobody"}},
-                        headers={"Content-Type": JSON, "Accept": JSON})  # fmt: skip
+def test_unknown_session_is_an_rpc_error_naming_the_path(bed: Bed) -> None:
+    reply = bed.cps.request("POST", f"operations/{AS}:close-session",
+                            json={f"{AS}:input": {"session-id": "nobody"}},
+                            headers={"Content-Type": JSON, "Accept": JSON})  # fmt: skip
     assert reply.status_code == 400, reply.text
     (error,) = reply.json()["ietf-restconf:errors"]["error"]
     assert (error["error-tag"], error["error-app-tag"]) == ("invalid-value", "unknown-session")
     assert error["error-path"].endswith("close-session/session-id")
 
 
-def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(
-    servers: tuple[Server, Path],
-) -> None:
-    cps, log = servers
+def test_a_csma_without_a_username_is_refused_and_running_is_unchanged(bed: Bed) -> None:
+    """The C-PS cannot log in at a C-SMA nobody named a user for: the schema's must."""
+    path = f"data/{AS}:agent-selection/candidates"
+    candidate = {"csci-id": "x-nologin", "cs-id": "ex84p5",
+                 "c-sma": {"name": "csma-9", "address": "127.0.0.1", "port": 830}}  # fmt: skip
+    before = bed.cps.get_json(path, content="config")
+    reply = bed.cps.request("PATCH", path, json={f"{AS}:candidates": {"candidate": [candidate]}},
+                            headers={"Content-Type": JSON, "Accept": JSON})  # fmt: skip
+    assert reply.status_code == 412, reply.text  # operation-failed (RFC 7950 15.4, 8040 7)
+    (error,) = reply.json()["ietf-restconf:errors"]["error"]
+    assert (error["error-tag"], error["error-app-tag"]) == (
+        "operation-failed", "c-sma-without-username")  # fmt: skip
+    assert "c-sma/address" in error["error-path"]
+    assert bed.cps.get_json(path, content="config") == before
+
+
+def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(bed: Bed) -> None:
+    cps = bed.cps
     call(cps, "submit-descriptor", {"descriptor": drafts.descriptor_84("s-nc", "ex84p5")})
     subtree = (f'<agent-selection xmlns="{AS_NS}"><sessions><session>'
                "<session-id>s-nc</session-id></session></sessions></agent-selection>")  # fmt: skip
@@ -242,8 +348,9 @@ def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(
     assert len(records) == 1
     assert records[0].findtext(f"{{{AS_NS}}}selected") == "x84p5-C"
     call(cps, "close-session", {"session-id": "s-nc", "reason": "completed"})
-    (release,) = csma_calls(log, "release-state", "s-nc")  # MSG-16 over NETCONF
+    (release,) = bed.csma["C"].exchanges("release-state", "s-nc")  # MSG-16 over NETCONF
     assert release["csci-id"] == ["x84p5-C"]
+    assert bed.csma["B"].exchanges("release-state", "s-nc") == []  # nothing held there
     assert session(cps, "s-nc")["state"] == "closed"
     contradicted = {"reporter": "ietf-cats-types:c-ps", "condition": f"{AS}:value-contradicted",
                     "source": "c-sma-1", "at": drafts.iso(time.time())}  # fmt: skip
@@ -254,50 +361,59 @@ def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(
     assert int(entry["source-accuracy"]["contradicted-values"]) >= 1  # section 14
 
 
+def _notifications(manager: Any, *wanted: str) -> dict[str, Any]:
+    """The first notification of each ``wanted`` name of ietf-cats-agent-selection, by name
+    (waiting at most 10 s for each next one)."""
+    found: dict[str, Any] = {}
+    while not set(wanted) <= set(found):
+        note = manager.take_notification(timeout=10)
+        if note is None:
+            break
+        root = etree.fromstring(note.notification_xml.encode())
+        for event in root:
+            name = etree.QName(event)
+            if name.namespace == AS_NS:
+                found.setdefault(name.localname, event)
+    return found
+
+
+def test_the_csps_notifications_reach_a_netconf_subscriber(bed: Bed) -> None:
+    """MSG-3 and the decision record of an admission, on the C-PS's NETCONF stream."""
+    desc = drafts.descriptor_84("s-note", "ex84p5")
+    del desc["capability-tier"]  # the network cannot derive it: MSG-3 asks for it
+    with connect_nc(bed.cps.netconf_port, *ADMIN) as manager:
+        manager.create_subscription()
+        reply = call(bed.cps, "submit-descriptor", {"descriptor": desc})
+        notes = _notifications(manager, "descriptor-refinement-request", "decision-recorded")
+    refinement = notes["descriptor-refinement-request"]
+    assert refinement.findtext(f"{{{AS_NS}}}session-id") == "s-note"
+    element = str(refinement.findtext(f"{{{AS_NS}}}element"))
+    assert element.rpartition(":")[2] == "capability-tier"
+    recorded = notes["decision-recorded"]
+    assert recorded.findtext(f"{{{AS_NS}}}session-id") == "s-note"
+    assert recorded.findtext(f"{{{AS_NS}}}selected") == reply["selected"]
+    assert recorded.findtext(f"{{{AS_NS}}}record-id") == reply["record-id"]
+
+
 @pytest.fixture(scope="module")
 def real_csma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
-    """A real ``catsctl csma`` (agents/csma) answering for two instances of the 8.4 example;
-    its reports to a C-PS go nowhere (no C-PS listens there), which it only logs."""
+    """A ``catsctl csma`` answering for two instances of the 8.4 example; its reports to a
+    C-PS go nowhere (no C-PS listens there), which it only logs."""
     folder = tmp_path_factory.mktemp("real_csma")
-    port, netconf = free_port(), free_port()
     element = {"tenant": drafts.TENANT, "residency": "accelerator-memory"}
-    config = {
-        "name": "csma-1", "site": "SS1",
-        "cps": {"url": f"http://127.0.0.1:{free_port()}/restconf", "username": "csma-1",
-                "password": "unused"},
-        "users": [{"name": CPS_USER[0], "password": CPS_USER[1], "role": "cps"}],
-        "reservations": {"validity": 30, "max-rate": 10, "window": 60},
-        "instances": [
-            {"csci-id": "B", "cs-id": "agent", "capacity": 10**11, "state": [
-                {**element, "reuse-key": "docs", "size": 2_000_000,
-                 "element-class": "retrieved-material"}]},
-            {"csci-id": "C", "cs-id": "agent", "capacity": 10**11, "state": [
-                {**element, "reuse-key": "kv", "size": 330_000_000,
-                 "element-class": "model-context-state"}]},
-        ],
-    }  # fmt: skip
-    path = folder / "csma.json"
-    path.write_text(json.dumps(config))
-    command = [sys.executable, "-m", "controller.cli", "csma", "--config", str(path),
-               "--state-dir", str(folder / "state"), "--restconf-port", str(port),
-               "--netconf-port", str(netconf)]  # fmt: skip
-    with (folder / "csma.log").open("ab") as sink:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
-    try:
-        deadline = time.monotonic() + 60
-        while not _listening(netconf):
-            assert process.poll() is None, (folder / "csma.log").read_text()
-            assert time.monotonic() < deadline, "catsctl csma did not start"
-            time.sleep(0.2)
-        yield Target("csma-1", "127.0.0.1", netconf)
-    finally:
-        stop(process, timeout=10)
-
-
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-        return True
-    return False
+    instances = [
+        {"csci-id": "B", "cs-id": "agent", "capacity": 10**11, "state": [
+            {**element, "reuse-key": "docs", "size": 2_000_000,
+             "element-class": "retrieved-material"}]},
+        {"csci-id": "C", "cs-id": "agent", "capacity": 10**11, "state": [
+            {**element, "reuse-key": "kv", "size": 330_000_000,
+             "element-class": "model-context-state"}]},
+    ]  # fmt: skip
+    report = {"url": f"http://127.0.0.1:{free_port()}/restconf", "username": "csma-1",
+              "password": "unused"}  # fmt: skip
+    with csma_process(folder, "csma-1", instances, CPS_USER, report) as csma:
+        csma.wait()
+        yield csma.target
 
 
 def test_the_southbound_speaks_to_a_real_csma(real_csma: Target) -> None:

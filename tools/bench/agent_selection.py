@@ -5,15 +5,15 @@ Run with ``python -m tools.bench.agent_selection`` from the repository root.
 
 1. Pure core: :func:`controller.selection.mapping.evaluate` over 1,000 candidates with a
    20-element working set (each candidate holding 0-5 of the elements), p50/p99.
-2. The evaluate RPC through a real ``catsctl serve`` (RESTCONF, libyang on input and output)
-   with the agent-selection plugin and a C-SMA stand-in answering query-state over NETCONF
-   for the 1,000 candidates and 20 keys (``--no-server`` skips it).
+2. The evaluate RPC through a real ``catsctl serve`` (RESTCONF, libyang on input and output,
+   agent selection built in and configured in running) and a real ``catsctl csma`` answering
+   query-state over NETCONF for the 1,000 candidates and 20 keys (``--no-server`` skips it).
 3. Memory: ``--sessions`` sessions (default 100,000) admitted and re-evaluated through the
    handlers in process until each holds 10 decision records, measured with tracemalloc.
 
 The candidate and descriptor documents are those of the functional tests
-(tests/unit/agent_selection/drafts.py); the servers run the test plugins until
-controller.app wires agent selection.
+(tests/unit/agent_selection/drafts.py); in process, the C-SMA is the unit tests' in-memory
+one (tests/unit/agent_selection/csma_double.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ import contextlib
 import json
 import os
 import random
+import socket
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -148,76 +150,95 @@ def memory(sessions: int) -> tuple[float, float]:
     return held / sessions, elapsed
 
 
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+        return True
+    return False
+
+
 @contextlib.contextmanager
-def _server(folder: Path, env: Json, plugin: str, seed: Json) -> Iterator[tuple[int, int]]:
-    port, netconf = free_port(), free_port()
-    init = folder / "init.json"
-    init.write_text(json.dumps(seed))
-    command = [sys.executable, "-m", "controller.cli", "serve", "--state-dir",
-               str(folder / "state"), "--restconf-port", str(port), "--netconf-port",
-               str(netconf), "--init-data", str(init), "--plugin", plugin]  # fmt: skip
-    with (folder / "serve.log").open("ab") as sink:
-        process = __import__("subprocess").Popen(
-            command, stdout=sink, stderr=sink, env={**os.environ, **env, "PYTHONPATH": "."}
+def _catsctl(folder: Path, arguments: list[str], ports: tuple[int, ...]) -> Iterator[None]:
+    """A ``catsctl`` process logging into ``folder``, until every port in ``ports`` listens."""
+    command = [sys.executable, "-m", "controller.cli", *arguments]
+    with (folder / "process.log").open("ab") as sink:
+        process = subprocess.Popen(
+            command, stdout=sink, stderr=sink, env={**os.environ, "PYTHONPATH": "."}
         )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(requests.RequestException):
-                requests.get(f"http://127.0.0.1:{port}/restconf", timeout=1)
-                break
+        deadline = time.monotonic() + 120
+        while not all(_listening(port) for port in ports):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"catsctl {arguments[0]} did not start: see {folder}")
             time.sleep(0.2)
-        time.sleep(1.0)  # NETCONF listens shortly after RESTCONF
-        yield port, netconf
+        yield
     finally:
         stop(process, timeout=10)
 
 
+def _csma_config(candidates: list[drafts.Spec], cps_port: int) -> Json:
+    """A C-SMA answering for every candidate, holding what each holds; the C-PS logs in as
+    drafts.CPS_LOGIN."""
+    login = drafts.CPS_LOGIN
+    return {
+        "name": "csma-1", "site": "SS1",
+        "cps": {"url": f"http://127.0.0.1:{cps_port}/restconf", "username": "csma-1",
+                "password": "csma-1-report"},
+        "users": [{"name": login[0], "password": login[1], "role": "cps"}],
+        "instances": [
+            {"csci-id": s.csci_id, "cs-id": s.service, "capacity": 10**12,
+             "state": [{"tenant": drafts.TENANT, "reuse-key": key,
+                        "residency": "accelerator-memory"} for key in s.holds]}
+            for s in candidates
+        ],
+    }  # fmt: skip
+
+
 def rpc(runs: int) -> tuple[float, float]:
-    """The evaluate RPC over RESTCONF against a real C-PS and C-SMA stand-in."""
+    """The evaluate RPC over RESTCONF against a real C-PS and a real C-SMA."""
     from controller.auth import hash_password  # noqa: PLC0415
 
     admin = ("admin", "bench-secret")
-    users = {"ietf-system:system": {"authentication": {"user": [
-        {"name": admin[0], "password": hash_password(admin[1])}]}}}  # fmt: skip
+    users = [{"name": admin[0], "password": hash_password(admin[1])},
+             {"name": "csma-1", "password": hash_password("csma-1-report")}]  # fmt: skip
     candidates = specs(CANDIDATES)
+    port, netconf, csma_rc, csma_nc = (free_port() for _ in range(4))
     with TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "csma").mkdir()
         (folder / "cps").mkdir()
-        table = folder / "table.json"
-        holds = [[s.csci_id, drafts.TENANT, k] for s in candidates for k in s.holds]
-        table.write_text(json.dumps({"held": holds}))
-        csma_env = {"CATS_CSMA_TABLE": str(table), "CATS_CSMA_LOG": os.devnull}
-        with _server(folder / "csma", csma_env, "tests.functional.plugins.csma_double_plugin",
-                     users) as (_, csma_netconf):  # fmt: skip
-            document = drafts.config(candidates, csma_netconf)
-            config = folder / "config.json"
-            config.write_text(json.dumps(document))
-            env = {"CATS_AS_CONFIG": str(config), "CATS_AS_CSMA_USER": admin[0],
-                   "CATS_AS_CSMA_PASSWORD": admin[1]}  # fmt: skip
-            seed = {**users, f"{AS}:agent-selection": document}
-            plugin = "tests.functional.plugins.agent_selection_plugin"
-            with _server(folder / "cps", env, plugin, seed) as (port, _):
-                http = requests.Session()
-                http.auth = admin
-                root = f"http://127.0.0.1:{port}/restconf/operations/{AS}:"
-                headers = {"Content-Type": "application/yang-data+json"}
+        csma_file = folder / "csma" / "csma.json"
+        csma_file.write_text(json.dumps(_csma_config(candidates, port)))
+        seed = {"ietf-system:system": {"authentication": {"user": users}},
+                f"{AS}:agent-selection": drafts.config(candidates, csma_nc)}  # fmt: skip
+        init = folder / "cps" / "init.json"
+        init.write_text(json.dumps(seed))
+        csma = ["csma", "--config", str(csma_file), "--state-dir", str(folder / "csma" / "state"),
+                "--restconf-port", str(csma_rc), "--netconf-port", str(csma_nc)]  # fmt: skip
+        serve = ["serve", "--state-dir", str(folder / "cps" / "state"), "--restconf-port",
+                 str(port), "--netconf-port", str(netconf), "--init-data", str(init)]  # fmt: skip
+        with (
+            _catsctl(folder / "csma", csma, (csma_rc, csma_nc)),
+            _catsctl(folder / "cps", serve, (port, netconf)),
+        ):
+            http = requests.Session()
+            http.auth = admin
+            root = f"http://127.0.0.1:{port}/restconf/operations/{AS}:"
+            headers = {"Content-Type": "application/yang-data+json"}
 
-                def post(name: str, members: Json) -> None:
-                    reply = http.post(root + name, json={f"{AS}:input": members},
-                                      headers=headers, timeout=60)  # fmt: skip
-                    assert reply.status_code in (200, 204), reply.text
+            def post(name: str, members: Json) -> None:
+                reply = http.post(root + name, json={f"{AS}:input": members},
+                                  headers=headers, timeout=60)  # fmt: skip
+                assert reply.status_code in (200, 204), reply.text
 
-                now = time.time()
-                post("advertise-capability", drafts.capability(candidates, now))
-                post("advertise-forwarding-view", drafts.forwarding(candidates, now))
-                post("submit-descriptor", {"descriptor": descriptor("s-rpc")})
-                samples = []
-                for _ in range(runs):
-                    start = time.perf_counter()
-                    post("evaluate", {"session-id": "s-rpc", "trigger": f"{AS}:t2-turn-start"})
-                    samples.append(time.perf_counter() - start)
+            now = time.time()
+            post("advertise-capability", drafts.capability(candidates, now))
+            post("advertise-forwarding-view", drafts.forwarding(candidates, now))
+            post("submit-descriptor", {"descriptor": descriptor("s-rpc")})
+            samples = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                post("evaluate", {"session-id": "s-rpc", "trigger": f"{AS}:t2-turn-start"})
+                samples.append(time.perf_counter() - start)
     return percentiles(samples)
 
 

@@ -7,6 +7,7 @@ date-and-time. ``now`` is the time the advertisements are stamped with.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -61,11 +62,24 @@ class Spec:
     service: str = SERVICE
 
 
-def config(specs: list[Spec], csma_port: int, context: Json | None = None) -> Json:
-    """agent-selection configuration: tiers, context, candidates behind one C-SMA."""
+CPS_LOGIN = ("cps", "cps-secret")  # how the C-PS logs in at the C-SMAs (SSH password)
+
+
+def c_sma(port: int, name: str = "csma-1", login: tuple[str, str] = CPS_LOGIN) -> Json:
+    """The ``c-sma`` container of a candidate: a C-SMA on loopback and the C-PS's login."""
+    return {"name": name, "address": "127.0.0.1", "port": port, "username": login[0],
+            "password": login[1]}  # fmt: skip
+
+
+def config(
+    specs: list[Spec], csma: int | Callable[[Spec], Json], context: Json | None = None
+) -> Json:
+    """agent-selection configuration: tiers, context, candidates behind one C-SMA (its
+    NETCONF port) or behind the C-SMA that ``csma`` names for each."""
+    route = (lambda _: c_sma(csma)) if isinstance(csma, int) else csma
     candidates = [
         {"csci-id": s.csci_id, "cs-id": s.service, "region": "R", "trusted": True,
-         "c-sma": {"name": "csma-1", "address": "127.0.0.1", "port": csma_port}}
+         "c-sma": route(s)}
         for s in specs
     ]  # fmt: skip
     tiers = [{"name": "small", "rank": 1}, {"name": "capable", "rank": 2},
