@@ -148,7 +148,7 @@ class Tree:
             return None
         if len(parts) == 1:
             return top
-        return nodes.find(self.ctx, top, "/".join(parts[1:]))
+        return nodes.find(self.ctx, top, "/".join(parts[1:]), absolute=path)
 
     def lookup(self, node: Node) -> Node | None:
         """The top-level node of the tree matching a (detached) node's schema and keys."""

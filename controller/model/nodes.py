@@ -127,13 +127,16 @@ def parse_op(ctx: CtxP, text: str, encoding: Encoding, op_type: int) -> tuple[No
     return tree[0], op[0]
 
 
-def find(ctx: CtxP, tree: Node, path: str) -> Node | None:
+def find(ctx: CtxP, tree: Node, path: str, *, absolute: str | None = None) -> Node | None:
     """The node at a data path (key predicates are hash lookups), None when there is none.
 
-    A path the schema does not have is an ``unknown-element`` error, not "absent".
+    A path the schema does not have is an ``unknown-element`` error, not "absent". ``path``
+    may be relative to ``tree``; then ``absolute`` is the whole path, the one checked against
+    the schema when nothing is found (``lyd_new_path`` needs a parent for a relative one).
     """
+    whole = absolute or path
     if tree == ffi.NULL or tree is None:
-        check_schema_path(ctx, path)
+        check_schema_path(ctx, whole)
         return None
     out = ffi.new("struct lyd_node **")
     ret = lib.lyd_find_path(tree, path.encode(), 0, out)
@@ -142,7 +145,7 @@ def find(ctx: CtxP, tree: Node, path: str) -> Node | None:
     lib.ly_err_clean(ctx, ffi.NULL)
     if ret == lib.LY_ENOTFOUND:
         return None
-    check_schema_path(ctx, path)
+    check_schema_path(ctx, whole)  # LY_EINCOMPLETE (only an ancestor exists), or a bad path
     return None
 
 

@@ -145,6 +145,27 @@ def test_unknown_node_and_mismatched_value(core: Core) -> None:
     assert error.items[0].tag == "invalid-value"
 
 
+AS = "ietf-cats-agent-selection"
+CANDIDATES = f"/{AS}:agent-selection/candidates"
+
+
+@pytest.mark.parametrize(
+    "operation", [EditOperation.CREATE, EditOperation.MERGE, EditOperation.REPLACE]
+)
+def test_a_new_entry_whose_container_is_absent_under_an_existing_top(
+    core: Core, operation: EditOperation
+) -> None:
+    """The top container exists (libyang made it for its defaults), the container between
+    it and the list does not: the lookup finds only an ancestor, which is "absent", not a
+    path the schema lacks (a RESTCONF PUT of a first candidate was refused so)."""
+    path = f"{CANDIDATES}/candidate[csci-id='x']"
+    value = json.dumps({f"{AS}:candidate": [{"csci-id": "x", "cs-id": "svc"}]})
+    core.edit(RUNNING, [Edit(operation, path, value)], SYSTEM)
+    assert read_json(core, path) == {f"{AS}:candidate": [{"csci-id": "x", "cs-id": "svc"}]}
+    error = refused(core, Edit(EditOperation.MERGE, f"{CANDIDATES}/nothing[a='1']", "{}"))
+    assert error.items[0].tag == "unknown-element"
+
+
 def test_insert_and_move_in_an_ordered_by_user_list(core: Core) -> None:
     def entry(name: str) -> Edit:
         path = f"{TOP}/ordered[name='{name}']"
