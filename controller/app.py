@@ -4,7 +4,8 @@ One composition serves any application: :class:`Application` takes an :class:`In
 which registers the application's state, RPC handlers and commit hooks and returns the part
 that runs (:class:`Hosted`, started and closed with the servers). The C-PS (:func:`install_cps`:
 the service metrics of :func:`install_service_metrics` and the agent selection of
-:func:`install_agent_selection`) is the default, so ``catsctl serve`` calls :func:`serve`;
+:func:`install_agent_selection`, whose commitments reach the forwarders through
+:class:`ForwarderSteering`) is the default, so ``catsctl serve`` calls :func:`serve`;
 ``catsctl csma`` passes the C-SMA's installer (agents.csma.service). Tests and tools use
 :class:`Application` with ``with``.
 """
@@ -15,13 +16,20 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from controller.agent_selection import AgentSelection, AgentSelectionSettings, RunningAgentConfig
+from controller.agent_selection import (
+    AgentSelection,
+    AgentSelectionSettings,
+    RunningAgentConfig,
+    Steering,
+    SteeringInstruction,
+    steering_rule,
+)
 from controller.agent_selection import register as register_agent_selection
 from controller.agent_selection.csmas import ConfiguredStateAgents, NetconfLogins
 from controller.auth import LocalUsers
@@ -35,8 +43,10 @@ from controller.datastore.api import (
     Edit,
     EditOperation,
     Principal,
+    ReadRequest,
     Registrations,
     Revision,
+    ServerCore,
 )
 from controller.datastore.core import Core, permit_all
 from controller.errors import CatsError
@@ -57,9 +67,10 @@ from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
+from controller.selection import CsciId, CsId
 from controller.southbound import PeerSettings
 from controller.southbound.forwarders import SteeringService
-from controller.southbound.inventory import FORWARDERS
+from controller.southbound.inventory import FORWARDERS, Inventory, parse_inventory
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -163,10 +174,12 @@ class Composed:
             part.close()
 
 
-def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
-    """The C-PS application (controller.cps): reports into the CST and NST, select-service."""
+def _service_metrics(
+    registrations: Registrations, host: Host
+) -> tuple[ServiceMetrics, SteeringService, RunningConfig]:
+    config = RunningConfig(host.core)
     service_metrics = ServiceMetrics(
-        RunningConfig(host.core),
+        config,
         publish=host.publish,
         state_dir=host.settings.state_dir,  # the report-sender ledger (replay protection)
     )
@@ -174,33 +187,141 @@ def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
     steering = SteeringService(host.core, service_metrics.steering_outcomes)  # southbound
     service_metrics.on_tables_changed = steering.on_tables_changed
     registrations.state[FORWARDERS] = steering.state
+    return service_metrics, steering, config
+
+
+def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
+    """The C-PS application (controller.cps): reports into the CST and NST, select-service."""
+    service_metrics, steering, _ = _service_metrics(registrations, host)
     return Composed((service_metrics, steering))
+
+
+class RunningInventory:
+    """The forwarder inventory in running (``ietf-cats-steering:forwarders``), parsed once per
+    revision of running."""
+
+    def __init__(self, core: Callable[[], ServerCore]) -> None:
+        self._core = core
+        self._guard = threading.Lock()
+        self._cached: tuple[str, Inventory] | None = None
+
+    def __call__(self) -> Inventory:
+        core = self._core()
+        etag = core.revision(DatastoreName.RUNNING, None).etag
+        with self._guard:
+            if self._cached is not None and self._cached[0] == etag:
+                return self._cached[1]
+        document = core.read(ReadRequest(DatastoreName.RUNNING, FORWARDERS), SYSTEM).document
+        loaded = json.loads(document) if document else {}
+        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {})
+        with self._guard:
+            self._cached = (etag, inventory)
+        return inventory
+
+
+def attached_egress(
+    config: RunningConfig, service_metrics: ServiceMetrics
+) -> Callable[[CsId, CsciId], str | None]:
+    """The egress forwarder of an instance: its configured ``csci-attachments`` egress, else
+    the egress of its CST entry (as the joint selection attaches it, service-metrics-op 6.2.3
+    step 3)."""
+
+    def egress(cs_id: CsId, csci_id: CsciId) -> str | None:
+        attachment = config().attachments.get(csci_id)
+        if attachment is not None and attachment.egress:
+            return attachment.egress
+        entry = service_metrics.cst.get(cs_id, csci_id)  # one dict lookup; entries are values
+        return None if entry is None or entry.egress is None else str(entry.egress)
+
+    return egress
+
+
+class ForwarderSteering:
+    """The agent-selection :class:`Steering` seam over the southbound (agent draft 8.1 P8, 9.1
+    MSG-10): a commitment's ``steering/rule`` is intended at every ingress forwarder of the
+    inventory that handles the session's CS-ID, with the egress its instance is attached to,
+    and withdrawn from every forwarder it was intended at. The SteeringService's intended state
+    is keyed by commitment id, so instructing twice is one rule; its workers write the
+    differences with edit-config."""
+
+    def __init__(
+        self,
+        steering: SteeringService,
+        inventory: Callable[[], Inventory],
+        egress: Callable[[CsId, CsciId], str | None],
+    ) -> None:
+        self._steering = steering
+        self._inventory = inventory
+        self._egress = egress
+        self._guard = threading.Lock()
+        self._placed: dict[str, frozenset[str]] = {}  # commitment id: forwarder names
+
+    def concerned(self, cs_id: CsId) -> frozenset[str]:
+        """The ingress forwarders of the inventory that handle ``cs_id``."""
+        forwarders = self._inventory().forwarders
+        return frozenset(f.name for f in forwarders if f.ingress and cs_id in f.cs_ids)
+
+    def instruct(self, instruction: SteeringInstruction) -> None:
+        """Intend the rule at the forwarders concerned (and no longer at any other)."""
+        egress = self._egress(instruction.cs_id, instruction.csci_id)
+        if egress is None:  # a normal rule names its egress; the next revision tries again
+            LOG.warning(
+                "commitment %s: no egress forwarder known for %s, no steering rule",
+                instruction.commitment_id,
+                instruction.csci_id,
+            )
+            return
+        names = self.concerned(instruction.cs_id)
+        rule = steering_rule(instruction, egress)
+        with self._guard:
+            before = self._placed.get(instruction.commitment_id, frozenset())
+            self._placed[instruction.commitment_id] = names
+        for name in sorted(names):
+            self._steering.intend_rule(name, rule)
+        for name in sorted(before - names):
+            self._steering.withdraw_rule(name, instruction.commitment_id)
+
+    def withdraw(self, instruction: SteeringInstruction) -> None:
+        """Withdraw the rule from every forwarder it was intended at."""
+        with self._guard:
+            names = self._placed.pop(instruction.commitment_id, frozenset())
+        for name in sorted(names):
+            self._steering.withdraw_rule(name, instruction.commitment_id)
 
 
 #: How long the C-PS waits for a C-SMA's answer (query-state, reserve-state, release-state).
 CSMA_TIMEOUT_S = 10.0
 
 
-def install_agent_selection(registrations: Registrations, host: Host) -> Hosted:
+def install_agent_selection(
+    registrations: Registrations, host: Host, steering: Steering | None = None
+) -> Hosted:
     """Agent selection (controller.agent_selection): the RPCs of ietf-cats-agent-selection,
     configured by its ``agent-selection`` container in running, notifying on the NETCONF
-    stream, and calling the C-SMAs with the credentials configured for each."""
+    stream, calling the C-SMAs with the credentials configured for each, and handing its
+    steering instructions to ``steering`` (to nobody when None)."""
     config = RunningAgentConfig(host.core)
     agents = ConfiguredStateAgents(config, NetconfLogins(PeerSettings(timeout=CSMA_TIMEOUT_S)))
     settings = AgentSelectionSettings(state_dir=host.settings.state_dir)  # reuse-key scope
+    if steering is not None:
+        settings = replace(settings, steering=steering)
     service = AgentSelection(config, agents, publish=host.publish, settings=settings)
     register_agent_selection(registrations, service)  # plugins may replace its entries
     return service
 
 
 def install_cps(registrations: Registrations, host: Host) -> Hosted:
-    """The C-PS of ``catsctl serve``: service metrics and steering, then agent selection."""
-    return Composed(
-        (
-            install_service_metrics(registrations, host),
-            install_agent_selection(registrations, host),
-        )
+    """The C-PS of ``catsctl serve``: service metrics, agent selection handing its commitments
+    to the forwarders, and the steering of the forwarders, started in that order. Agent
+    selection starts before the steering workers, so any commitment it holds at start is
+    intended before their first reconciliation, which would otherwise remove its rule from the
+    forwarders."""
+    service_metrics, steering, config = _service_metrics(registrations, host)
+    seam = ForwarderSteering(
+        steering, RunningInventory(host.core), attached_egress(config, service_metrics)
     )
+    agents = install_agent_selection(registrations, host, seam)
+    return Composed((service_metrics, agents, steering))
 
 
 def is_new_state_dir(state_dir: Path) -> bool:

@@ -2,11 +2,13 @@
 
 Thin RPC handlers of ietf-cats-agent-selection over the pure procedure of
 :mod:`controller.selection.mapping`, per-session state, the handoff state machine (P9), and
-the calls to the C-SMAs through :mod:`controller.southbound`.
+the calls to the C-SMAs through :mod:`controller.southbound`, and the steering instructions
+(MSG-10) handed to the forwarders through the :class:`Steering` seam.
 """
 
 from controller.agent_selection.config import RunningAgentConfig
 from controller.agent_selection.service import AgentSelection, AgentSelectionSettings
+from controller.agent_selection.steering import Steering, SteeringInstruction, steering_rule
 from controller.agent_selection.wiring import SESSIONS, register
 
 __all__ = [
@@ -14,5 +16,8 @@ __all__ = [
     "AgentSelection",
     "AgentSelectionSettings",
     "RunningAgentConfig",
+    "Steering",
+    "SteeringInstruction",
     "register",
+    "steering_rule",
 ]

@@ -6,7 +6,10 @@ advertise-forwarding-view (MSG-7), evaluate (MSG-8/9), state-transfer-notice (MS
 invalidation-notice (MSG-14), accounting-feedback (MSG-15) and close-session (MSG-16).
 Decisions are :func:`controller.selection.mapping.evaluate`; the C-SMA calls (query-state,
 reserve-state, release-state) go through the :class:`StateAgents` seam outside the lock, and
-notifications are published outside it too.
+notifications are published outside it too. Every change of a session's commitment in force is
+handed to the forwarders through the :class:`~controller.agent_selection.steering.Steering`
+seam (P8, MSG-10): a new or revised commitment is instructed, one that is superseded, expired,
+closed or failed is withdrawn, and nothing is handed twice.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from controller.agent_selection import accounting, descriptors, handoff, render, tail
@@ -35,6 +38,7 @@ from controller.agent_selection.decide import (
 from controller.agent_selection.errors import closed_session, refused, unknown_session
 from controller.agent_selection.sessions import KeyScope, Session, session_limits
 from controller.agent_selection.state import accuracy_json, session_json
+from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
 from controller.agent_selection.values import MODULE, Json, qualified
 from controller.cps.sweeper import Sweeper
 from controller.datastore.api import Principal
@@ -74,10 +78,12 @@ def _no_publisher(document: Json) -> None:
 
 @dataclass(frozen=True, slots=True)
 class AgentSelectionSettings:
-    """The C-PS's own settings: commitment lifetime (P8, seconds) and its state directory."""
+    """The C-PS's own settings: commitment lifetime (P8, seconds), its state directory, and
+    where its steering instructions go (MSG-10: the forwarders, through controller.app)."""
 
     commitment_lifetime: float = 600.0
     state_dir: Path | None = None
+    steering: Steering = field(default_factory=NoSteering)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +119,20 @@ class AgentSelection:
         self._sweeper = Sweeper(self.sweep, SWEEP_PERIOD)
         self.advertisements = Advertisements(config, self._book, self._lock)
         self.scope = KeyScope.in_state_dir(settings.state_dir)
+        self._steering = settings.steering
+        self._instructed = Instructed()
+        self._steer_lock = threading.Lock()  # hands one session's differences at a time
+        self._dirty: set[SessionId] = set()  # sessions stored since they were last steered
 
     def start(self) -> None:
-        """Start the sweeper (handoff timeouts, expired reservations, retention)."""
+        """Hand the commitments in force to the forwarders, then start the sweeper (handoff
+        timeouts, expired reservations and commitments, retention). The C-PS starts this before
+        its steering workers first reconcile, so a commitment held at start keeps its rule.
+        Sessions are not persisted: after a restart there is none, and the forwarders' rules of
+        the sessions the C-PS no longer knows are removed by that reconciliation."""
+        with self._lock:
+            held = list(self._sessions)
+        self._steer(held)
         self._sweeper.start()
 
     def close(self) -> None:
@@ -142,8 +159,35 @@ class AgentSelection:
             raise unknown_session(operation, leaf, str(session_id))
         return session
 
+    def _steer(self, more: Iterable[SessionId] = ()) -> None:
+        """MSG-10: hand the forwarders what changed in the commitments in force of the sessions
+        stored since the last call (and of ``more``); no service lock held. The differences of
+        each session are taken and handed under one lock, so a later state is never overtaken
+        by an earlier one; a hand-off that fails is tried again at the next sweep."""
+        with self._steer_lock:
+            with self._lock:
+                chosen, self._dirty = self._dirty.union(more), set()
+                now = self._clock()
+                wanted = {sid: instructions(self._sessions[sid], now) if sid in self._sessions
+                          else {} for sid in chosen}  # fmt: skip
+            for session_id, found in wanted.items():
+                handing = self._instructed.differences(session_id, found)
+                try:
+                    for instruction in handing.instruct:
+                        self._steering.instruct(instruction)
+                    for instruction in handing.withdraw:
+                        self._steering.withdraw(instruction)
+                except CatsError:
+                    LOG.exception("steering instruction of session %s not handed", session_id)
+                    with self._lock:
+                        self._dirty.add(session_id)
+                    continue
+                self._instructed.record(session_id, found)
+
     def _follow(self, fx: Effects) -> None:
-        """Release what is to be released, then publish; no lock held."""
+        """Hand the steering changes, release what is to be released, then publish; no lock
+        held."""
+        self._steer()
         for target, members in fx.release:
             try:
                 self._agents.release_state(target, members)
@@ -233,6 +277,7 @@ class AgentSelection:
     def _store(self, session: Session) -> None:
         """Keep a session value and index its handoffs; under the lock."""
         self._sessions[session.session_id] = session
+        self._dirty.add(session.session_id)
         for entry in session.handoffs:
             self._handoffs[entry.handoff_id] = session.session_id
 
@@ -542,7 +587,8 @@ class AgentSelection:
                 self._handoffs.pop(entry.handoff_id, None)
 
     def sweep(self) -> None:
-        """Abort handoffs past their reservation or timeout; purge closed sessions."""
+        """Abort handoffs past their reservation or timeout; withdraw the steering of expired
+        commitments (P8); purge closed sessions."""
         config = self._config()
         now = self._clock()
         fx = Effects()
@@ -558,6 +604,7 @@ class AgentSelection:
                         session = settled_handoff(session, entry, after, settings, fx)
                 if session is not found:
                     self._store(session)
+        self._steer(self._instructed.expired(now))
         self._follow(fx)
 
     # ------------------------------------------------------------------ state

@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.agent_selection import AgentSelection, AgentSelectionSettings
 from controller.agent_selection.config import AgentConfig, parse
+from controller.agent_selection.steering import NoSteering, Steering
 from controller.datastore import rpc
 from controller.datastore.api import SYSTEM
 from controller.model import Encoding, InstanceKind, Schema, nodes
@@ -38,12 +39,17 @@ class Harness:
     clock: Clock = field(default_factory=Clock)
     csma: CsmaDouble = field(default_factory=CsmaDouble)
     notes: list[Json] = field(default_factory=list)
+    steering: Steering = field(default_factory=NoSteering)
     service: AgentSelection = field(init=False)
 
     def __post_init__(self) -> None:
         self.csma.clock = self.clock
         self.service = AgentSelection(
-            self._config, self.csma, self.clock, self._publish, AgentSelectionSettings()
+            self._config,
+            self.csma,
+            self.clock,
+            self._publish,
+            AgentSelectionSettings(steering=self.steering),
         )
 
     def _config(self) -> AgentConfig:
@@ -106,8 +112,14 @@ class Harness:
             self.csma.hold(csci_id, drafts.TENANT, key)
 
 
-def harness(schema: Schema, specs: list[drafts.Spec], context: Json | None = None) -> Harness:
-    """A harness over the candidates of one example, already advertised."""
-    made = Harness(schema, drafts.config(specs, 830, context))
+def harness(
+    schema: Schema,
+    specs: list[drafts.Spec],
+    context: Json | None = None,
+    steering: Steering | None = None,
+) -> Harness:
+    """A harness over the candidates of one example, already advertised (its steering
+    instructions handed to ``steering``)."""
+    made = Harness(schema, drafts.config(specs, 830, context), steering=steering or NoSteering())
     made.setup(specs)
     return made
