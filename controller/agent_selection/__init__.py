@@ -8,13 +8,19 @@ the calls to the C-SMAs through :mod:`controller.southbound`, and the steering i
 
 from controller.agent_selection.config import RunningAgentConfig
 from controller.agent_selection.service import AgentSelection, AgentSelectionSettings
-from controller.agent_selection.steering import Steering, SteeringInstruction, steering_rule
+from controller.agent_selection.steering import (
+    Placement,
+    Steering,
+    SteeringInstruction,
+    steering_rule,
+)
 from controller.agent_selection.wiring import SESSIONS, register
 
 __all__ = [
     "SESSIONS",
     "AgentSelection",
     "AgentSelectionSettings",
+    "Placement",
     "RunningAgentConfig",
     "Steering",
     "SteeringInstruction",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from controller.agent_selection import render
+from controller.agent_selection import ids, render
 from controller.agent_selection.handoff import AbortReason, Handoff, HandoffState, aborted
 from controller.agent_selection.sessions import CommitmentRecord, Kept, Session
 from controller.agent_selection.values import Json, date_and_time, qualified
@@ -27,7 +27,6 @@ from controller.selection.mapping import (
 )
 from controller.selection.mapping.vocabulary import (
     BudgetDimension,
-    CommitmentId,
     DecisionPoint,
     Element,
     FallbackRung,
@@ -137,11 +136,11 @@ def _new_commitment(
     session: Session, csci_id: CsciId, settings: Settings, record_id: int
 ) -> tuple[Session, CommitmentRecord]:
     number = session.next_commitment
-    commitment_id = CommitmentId(f"cm-{session.session_id}-{number}")
+    commitment_id = ids.commitment_id(session.session_id, number)
     first = session.step if session.step is not None else 1
     entry = CommitmentRecord(
         Commitment(commitment_id, csci_id, first, settings.now, settings.lifetime, first),
-        f"si-{commitment_id}",
+        ids.instruction_id(session.session_id, number),
         tuple(e.prefix for e in session.descriptor.endpoints),
         record_id=record_id,
     )
@@ -234,12 +233,12 @@ def _start_handoff(
                 session, other, aborted(other, AbortReason.SUPERSEDED, f"move to {target}",
                                         settings.now), settings, fx,
             )  # fmt: skip
-    handoff_id = f"ho-{session.session_id}-{record_id}"
+    handoff_id = ids.handoff_id(session.session_id, record_id)
     keys, size, accepted, elements = _moved(ev, target)
     handoff = Handoff(
         handoff_id, session.session_id, source.commitment.csci_id, target, record_id,
         settings.now, settings.now + settings.handoff_timeout, keys, size, accepted,
-        reservation_id=f"rsv-{handoff_id}",
+        reservation_id=ids.reservation_id(session.session_id, record_id),
     )  # fmt: skip
     change = ev.change
     if change is not None and change.cost is not None:
@@ -324,9 +323,9 @@ def releases(
             by_target.setdefault(target, []).append(csci_id)
     keys = released or [str(e.reuse_key) for e in session.descriptor.working_set]
     found: list[tuple[Target, Json]] = []
-    for target, ids in by_target.items():
+    for target, csci_ids in by_target.items():
         release: Json = {"session-id": session.session_id, "tenant": session.tenant,
-                         "csci-id": ids}  # fmt: skip
+                         "csci-id": csci_ids}  # fmt: skip
         if keys:
             release["reuse-key"] = list(keys)
         found.append((target, release))

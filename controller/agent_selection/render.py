@@ -78,8 +78,8 @@ def failure(report: FailureReport) -> Json:
     return found
 
 
-def commitment(entry: CommitmentRecord, *, state: bool = False) -> Json:
-    """commitment-info (with its state and record when rendered in the session)."""
+def commitment(entry: CommitmentRecord, *, state: str | None = None) -> Json:
+    """commitment-info, with its ``state`` and record when rendered in the session."""
     c = entry.commitment
     steps: Json = {"first": c.first_step}
     if c.last_step is not None:
@@ -96,8 +96,8 @@ def commitment(entry: CommitmentRecord, *, state: bool = False) -> Json:
         found["expires-at"] = date_and_time(c.created_at + c.lifetime)
     if entry.endpoints:
         found["endpoint"] = list(entry.endpoints)
-    if state:
-        found["state"] = entry.state
+    if state is not None:
+        found["state"] = state
         if entry.superseded_by is not None:
             found["superseded-by"] = entry.superseded_by
         if entry.record_id is not None:

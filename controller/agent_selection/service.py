@@ -123,6 +123,7 @@ class AgentSelection:
         self._instructed = Instructed()
         self._steer_lock = threading.Lock()  # hands one session's differences at a time
         self._dirty: set[SessionId] = set()  # sessions stored since they were last steered
+        self._retry: set[SessionId] = set()  # sessions to steer again at the next sweep
 
     def start(self) -> None:
         """Hand the commitments in force to the forwarders, then start the sweeper (handoff
@@ -163,7 +164,8 @@ class AgentSelection:
         """MSG-10: hand the forwarders what changed in the commitments in force of the sessions
         stored since the last call (and of ``more``); no service lock held. The differences of
         each session are taken and handed under one lock, so a later state is never overtaken
-        by an earlier one; a hand-off that fails is tried again at the next sweep."""
+        by an earlier one. A hand-off that fails, or whose rule is not placed as intended (no
+        egress known for the instance, no forwarder yet), is handed again at the next sweep."""
         with self._steer_lock:
             with self._lock:
                 chosen, self._dirty = self._dirty.union(more), set()
@@ -173,21 +175,24 @@ class AgentSelection:
             for session_id, found in wanted.items():
                 handing = self._instructed.differences(session_id, found)
                 try:
-                    for instruction in handing.instruct:
-                        self._steering.instruct(instruction)
+                    pending = {i.commitment_id for i in handing.instruct
+                               if not self._steering.instruct(i).complete}  # fmt: skip
                     for instruction in handing.withdraw:
                         self._steering.withdraw(instruction)
                 except CatsError:
                     LOG.exception("steering instruction of session %s not handed", session_id)
                     with self._lock:
-                        self._dirty.add(session_id)
+                        self._retry.add(session_id)
                     continue
-                self._instructed.record(session_id, found)
+                self._instructed.record(session_id, found, pending)
+                if pending:
+                    with self._lock:
+                        self._retry.add(session_id)
 
-    def _follow(self, fx: Effects) -> None:
-        """Hand the steering changes, release what is to be released, then publish; no lock
-        held."""
-        self._steer()
+    def _follow(self, fx: Effects, more: Iterable[SessionId] = ()) -> None:
+        """Hand the steering changes (of ``more`` too), release what is to be released, then
+        publish; no lock held."""
+        self._steer(more)
         for target, members in fx.release:
             try:
                 self._agents.release_state(target, members)
@@ -588,7 +593,8 @@ class AgentSelection:
 
     def sweep(self) -> None:
         """Abort handoffs past their reservation or timeout; withdraw the steering of expired
-        commitments (P8); purge closed sessions."""
+        commitments (P8) and hand again what was not handed or not placed; purge closed
+        sessions."""
         config = self._config()
         now = self._clock()
         fx = Effects()
@@ -604,8 +610,8 @@ class AgentSelection:
                         session = settled_handoff(session, entry, after, settings, fx)
                 if session is not found:
                     self._store(session)
-        self._steer(self._instructed.expired(now))
-        self._follow(fx)
+            retry, self._retry = self._retry, set()
+        self._follow(fx, retry.union(self._instructed.expired(now)))
 
     # ------------------------------------------------------------------ state
 
@@ -619,15 +625,16 @@ class AgentSelection:
         """``agent-selection/sessions``: every session, its records, commitments, handoffs."""
         config = self._config()
         with self._lock:
-            self._purge(self._clock())
+            now = self._clock()
+            self._purge(now)
             sessions = list(self._sessions.values())
-        rendered = [self._session_json(config, session) for session in sessions]
+        rendered = [self._session_json(config, session, now) for session in sessions]
         return {f"{MODULE}:sessions": {"session": rendered} if rendered else {}}
 
-    def _session_json(self, config: cfg.AgentConfig, session: Session) -> Json:
+    def _session_json(self, config: cfg.AgentConfig, session: Session, now: float) -> Json:
         merged = cfg.overridden(config.context, session.descriptor_doc.get("selection-context"))
         reserves = accounting.reserves(session.account, cfg.context(merged)[0].pacing)
-        return session_json(session, merged, reserves, self.scope)
+        return session_json(session, merged, reserves, self.scope, now)
 
 
 _ELEMENTS = {member.value: member for member in Element}

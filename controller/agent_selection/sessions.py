@@ -66,6 +66,14 @@ class CommitmentRecord:
         c = self.commitment
         return None if c.lifetime is None else c.created_at + c.lifetime
 
+    def state_at(self, now: Timestamp) -> str:
+        """The commitment's state at ``now``: an active one whose lifetime has elapsed is
+        expired (its rule withdrawn, P8) until a decision renews it."""
+        expires_at = self.expires_at
+        if self.state == "active" and expires_at is not None and expires_at <= now:
+            return "expired"
+        return self.state
+
     def extended(self, step: int | None, now: Timestamp) -> CommitmentRecord:
         """The same commitment covering ``step`` too, its lifetime counted from ``now``."""
         c = self.commitment

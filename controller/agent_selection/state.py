@@ -14,6 +14,7 @@ from controller.agent_selection.sessions import KeyScope, Session
 from controller.agent_selection.values import Json, date_and_time, qualified
 from controller.selection.mapping import BudgetLine, SessionAccount, SourceAccuracy
 from controller.selection.mapping.vocabulary import BudgetDimension, SourceId
+from controller.selection.units import Timestamp
 from controller.selection.vocabulary import CsciId
 
 
@@ -71,8 +72,10 @@ def session_json(
     context: Json,
     reserves: Mapping[BudgetDimension, float],
     scope: KeyScope,
+    now: Timestamp,
 ) -> Json:
-    """One ``session`` entry with its reuse keys scoped to its tenant."""
+    """One ``session`` entry with its reuse keys scoped to its tenant; a commitment is shown
+    as it stands at ``now`` (an active one past its expiry is expired)."""
     found: Json = {
         "session-id": session.session_id,
         "tenant": session.tenant,
@@ -103,7 +106,8 @@ def session_json(
     if records:
         found["decision-record"] = records
     if session.commitments:
-        found["commitment"] = [render.commitment(c, state=True) for c in session.commitments]
+        found["commitment"] = [render.commitment(c, state=c.state_at(now))
+                               for c in session.commitments]  # fmt: skip
     handoffs = [render.handoff(h) for h in session.handoffs
                 if h.state is not HandoffState.REQUESTED]  # fmt: skip
     if handoffs:

@@ -6,8 +6,10 @@ handing the same instruction again changes nothing and the differences are exact
 commitment (admission, a handoff commit) to instruct, a revised one (an extension to another
 step, a renewed lifetime) to instruct again under the same commitment id, and one that is
 superseded, expired, closed or failed to withdraw. The C-PS hands them through the
-:class:`Steering` seam (controller.app adapts the southbound's SteeringService to it), and
-:func:`steering_rule` is the ``steering/rule`` entry of ietf-cats-steering the forwarders get.
+:class:`Steering` seam (controller.app adapts the southbound's SteeringService to it), which
+says where each rule went (:class:`Placement`): one not placed as intended (no egress known,
+no forwarder yet) stays to be handed again, as a hand-off that failed does. :func:`steering_rule`
+is the ``steering/rule`` entry of ietf-cats-steering the forwarders get.
 
 Mapping (agent draft 8.1 P8, 9.1 MSG-10; ietf-cats-steering ``rule``):
 
@@ -21,7 +23,8 @@ Mapping (agent draft 8.1 P8, 9.1 MSG-10; ietf-cats-steering ``rule``):
   plus the lifetime, the earlier of the two): the expiry is absolute, so a repeated instruction
   never extends it; a renewal is a revised instruction with a later installed-at;
 - ``endpoint``: the endpoints the step is expected to contact; ``decision-id``: the decision
-  record ``<session-id>/<record-id>``; ``supersedes``: the commitment this one replaced;
+  record ``<session-id>/<record-id>`` (fitted to 128 characters, :mod:`.ids`);
+  ``supersedes``: the commitment this one replaced;
 - defaults are left out (``fallback-mode`` normal, ``priority``) and instants are written in
   their canonical form, so the rule equals what the forwarder returns in get-config.
 """
@@ -30,10 +33,11 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from controller.agent_selection import ids
 from controller.agent_selection.sessions import CommitmentRecord, Session
 from controller.agent_selection.values import Json, date_and_time
 from controller.selection.mapping.vocabulary import CommitmentId, Prefix, SessionId
@@ -41,7 +45,7 @@ from controller.selection.units import Timestamp
 from controller.selection.vocabulary import CsciId, CsId
 
 #: ietf-cats-types commitment-id is 1..128 characters; a longer id cannot be a rule key.
-MAX_COMMITMENT_ID = 128
+MAX_COMMITMENT_ID = ids.MAX_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +71,27 @@ class SteeringInstruction:
         return self.installed_at + self.lifetime
 
 
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an instruction's rule is intended now: the forwarders, and, when it is not placed
+    as intended, what is missing (no egress known for the instance, no forwarder handling the
+    service yet). An incomplete placement is handed again at each sweep until it is complete."""
+
+    forwarders: frozenset[str] = frozenset()
+    pending: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Nothing is missing."""
+        return self.pending is None
+
+
 class Steering(Protocol):
     """Where the C-PS hands its steering instructions: the forwarders concerned (MSG-10)."""
 
-    def instruct(self, instruction: SteeringInstruction) -> None:
-        """Install, or revise, the commitment's rule at the forwarders concerned; handing the
-        same instruction twice is the same as handing it once."""
+    def instruct(self, instruction: SteeringInstruction) -> Placement:
+        """Install, or revise, the commitment's rule at the forwarders concerned, and say where
+        it went; handing the same instruction twice is the same as handing it once."""
         ...
 
     def withdraw(self, instruction: SteeringInstruction) -> None:
@@ -83,9 +102,10 @@ class Steering(Protocol):
 class NoSteering:
     """The seam when no forwarder is steered (tests, a C-PS without a southbound)."""
 
-    def instruct(self, instruction: SteeringInstruction) -> None:
-        """Nothing to install."""
+    def instruct(self, instruction: SteeringInstruction) -> Placement:
+        """Nothing to install, so nothing missing."""
         del instruction
+        return Placement()
 
     def withdraw(self, instruction: SteeringInstruction) -> None:
         """Nothing to remove."""
@@ -100,7 +120,8 @@ def _instruction(session: Session, entry: CommitmentRecord) -> SteeringInstructi
         (o.commitment_id for o in session.commitments if o.superseded_by == c.commitment_id),
         None,
     )
-    decision = None if entry.record_id is None else f"{session.session_id}/{entry.record_id}"
+    record = entry.record_id
+    decision = None if record is None else ids.decision_id(session.session_id, record)
     return SteeringInstruction(
         c.commitment_id, entry.instruction_id, session.session_id, session.service_id,
         c.csci_id, c.first_step, c.last_step, c.created_at, c.lifetime, entry.endpoints,
@@ -133,29 +154,37 @@ class Handing:
 
 
 class Instructed:
-    """What the forwarders were told, per session; thread-safe."""
+    """What the forwarders were told, per session, and whether each rule was placed as
+    intended (a pending one is handed again, and withdrawn like any other); thread-safe."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._by_session: dict[SessionId, dict[CommitmentId, SteeringInstruction]] = {}
+        self._by_session: dict[SessionId, dict[CommitmentId, tuple[SteeringInstruction, bool]]] = {}
 
     def differences(
         self, session_id: SessionId, wanted: Mapping[CommitmentId, SteeringInstruction]
     ) -> Handing:
-        """What changed between what was handed for the session and ``wanted``."""
+        """What changed between what was handed for the session and ``wanted``: a pending
+        instruction is handed again."""
         with self._guard:
             before = dict(self._by_session.get(session_id, {}))
-        new = tuple(i for key, i in wanted.items() if before.get(key) != i)
-        gone = tuple(i for key, i in before.items() if key not in wanted)
+        new = tuple(i for key, i in wanted.items() if before.get(key) != (i, True))
+        gone = tuple(i for key, (i, _) in before.items() if key not in wanted)
         return Handing(new, gone)
 
     def record(
-        self, session_id: SessionId, handed: Mapping[CommitmentId, SteeringInstruction]
+        self,
+        session_id: SessionId,
+        handed: Mapping[CommitmentId, SteeringInstruction],
+        pending: Collection[CommitmentId] = (),
     ) -> None:
-        """Remember ``handed`` as what the forwarders were told for the session."""
+        """Remember ``handed`` as what the forwarders were told for the session, the
+        ``pending`` instructions as not placed as intended."""
         with self._guard:
             if handed:
-                self._by_session[session_id] = dict(handed)
+                self._by_session[session_id] = {
+                    key: (i, key not in pending) for key, i in handed.items()
+                }
             else:
                 self._by_session.pop(session_id, None)
 
@@ -165,13 +194,13 @@ class Instructed:
             return [
                 session_id
                 for session_id, handed in self._by_session.items()
-                if any(i.expires_at <= now for i in handed.values())
+                if any(i.expires_at <= now for i, _ in handed.values())
             ]
 
     def handed(self) -> dict[CommitmentId, SteeringInstruction]:
-        """Every instruction in force, by commitment id."""
+        """Every instruction in force (placed or pending), by commitment id."""
         with self._guard:
-            return {k: i for handed in self._by_session.values() for k, i in handed.items()}
+            return {k: i for handed in self._by_session.values() for k, (i, _) in handed.items()}
 
 
 def steering_rule(instruction: SteeringInstruction, egress: str) -> Json:

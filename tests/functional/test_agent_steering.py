@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +30,14 @@ from lxml import etree
 
 from controller.auth import hash_password
 from tests.functional.netconf_client import connect_nc
-from tests.functional.restconf_server import ADMIN, Server, free_port, running_server, write_init
+from tests.functional.restconf_server import (
+    ADMIN,
+    JSON,
+    Server,
+    free_port,
+    running_server,
+    write_init,
+)
 from tests.functional.test_agent_selection import AS, _instances, call, csma_process, session
 from tests.functional.test_forwarder import CPS, Forwarder
 from tests.unit.agent_selection import drafts
@@ -243,3 +251,43 @@ def test_a_commitment_becomes_one_rule_on_the_forwarder_until_the_session_closes
     call(bed.cps, "close-session", {"session-id": "s-st"})
     wait_for(lambda: rules_of(bed.forwarder, "s-st") == [])
     assert southbound(bed.cps)["intended-rules"] == 0
+
+
+def test_a_255_character_session_id_gets_its_rule_and_its_state(bed: Bed) -> None:
+    long_id = "run-" + "x" * 247 + "-end"
+    assert len(long_id) == 255
+    admitted = call(bed.cps, "submit-descriptor",
+                    {"descriptor": drafts.descriptor_84(long_id, SERVICE)})  # fmt: skip
+    commitment_id = admitted["commitment"]["commitment-id"]
+    assert len(commitment_id) <= 128
+    (rule,) = wait_for(lambda: rules_of(bed.forwarder, long_id))
+    assert rule["commitment-id"] == commitment_id
+    assert len(rule["decision-id"]) <= 128
+    entry = session(bed.cps, long_id)  # the server renders the state (libyang)
+    assert entry["current-commitment"] == commitment_id
+    assert [c["state"] for c in entry["commitment"]] == ["active"]
+    call(bed.cps, "close-session", {"session-id": long_id})
+    wait_for(lambda: rules_of(bed.forwarder, long_id) == [])
+
+
+def test_an_egress_configured_after_the_commitment_gets_its_rule(bed: Bed) -> None:
+    """No egress known when the session is admitted: no rule; once the instance's attachment
+    is configured, the C-PS's sweeper places the rule without a new decision."""
+    c = bed.instances["C"].csci_id
+    path = f"data/{SM}:csci-attachments/attachment={urllib.parse.quote(c, safe='')}"
+    attachment = {f"{SM}:attachment": [{"csci-id": c, "egress": EGRESS["C"]}]}
+    removed = bed.cps.request("DELETE", path)
+    assert removed.status_code == 204, removed.text
+    try:
+        admitted = call(bed.cps, "submit-descriptor",
+                        {"descriptor": drafts.descriptor_84("s-late", SERVICE)})  # fmt: skip
+        assert admitted["selected"] == c
+        time.sleep(3 * RECONCILE_S)
+        assert rules_of(bed.forwarder, "s-late") == []
+    finally:
+        restored = bed.cps.request("PUT", path, json=attachment, headers={"Content-Type": JSON})
+        assert restored.status_code in (201, 204), restored.text
+    (rule,) = wait_for(lambda: rules_of(bed.forwarder, "s-late"))
+    assert (rule["csci-id"], rule["egress-forwarder"]) == (c, EGRESS["C"])
+    call(bed.cps, "close-session", {"session-id": "s-late"})
+    wait_for(lambda: rules_of(bed.forwarder, "s-late") == [])

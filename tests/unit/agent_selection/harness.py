@@ -59,16 +59,24 @@ class Harness:
         self.schema.validate(json.dumps(document), InstanceKind.NOTIF)
         self.notes.append(document)
 
-    def call(self, name: str, members: Json) -> Json:
-        """Invoke a handler with schema-checked input and output (as the core does)."""
+    def checked_input(self, name: str, members: Json) -> Json:
+        """The input of an RPC of ietf-cats-agent-selection as libyang parses and validates it
+        (what the server core, or a C-SMA for the calls the C-PS makes, would accept)."""
         ctx = self.schema.context.cdata
         operation = rpc.resolve(ctx, f"/{AS}:{name}")
         tree, op = rpc.parse_input(ctx, operation, json.dumps(members), Encoding.JSON)
         try:
             rpc.validate_input(ctx, tree, nodes.ffi.NULL)
-            checked = rpc.members_of(op, operation)
+            checked: Json = rpc.members_of(op, operation)
         finally:
             nodes.free_all(tree)
+        return checked
+
+    def call(self, name: str, members: Json) -> Json:
+        """Invoke a handler with schema-checked input and output (as the core does)."""
+        ctx = self.schema.context.cdata
+        operation = rpc.resolve(ctx, f"/{AS}:{name}")
+        checked = self.checked_input(name, members)
         handler = getattr(self.service, name.replace("-", "_"), None)
         if handler is None:
             handler = getattr(self.service.advertisements, name.replace("-", "_"))

@@ -18,10 +18,13 @@ from controller.agent_selection.steering import SteeringInstruction
 from controller.app import Composed, ForwarderSteering, Host, ServeSettings, install_cps
 from controller.cps import ServiceMetrics
 from controller.datastore.api import Registrations
+from controller.model import Schema
 from controller.selection.mapping.vocabulary import CommitmentId, SessionId
 from controller.selection.vocabulary import CsciId, CsId
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import Inventory, parse_inventory
+from tests.unit.agent_selection import drafts
+from tests.unit.agent_selection.harness import Harness, harness
 
 ST = "ietf-cats-steering"
 AGENT = CsId("agent")
@@ -37,7 +40,8 @@ def _forwarder(name: str, roles: list[str], cs_ids: list[str]) -> dict[str, Any]
 
 
 def _inventory(*forwarders: dict[str, Any]) -> Inventory:
-    return parse_inventory({f"{ST}:forwarders": {"forwarder": list(forwarders)}})
+    listed = {"forwarder": list(forwarders)} if forwarders else {}
+    return parse_inventory({f"{ST}:forwarders": listed})
 
 
 class Bed:
@@ -115,7 +119,85 @@ def test_a_revision_follows_the_inventory(bed: Bed) -> None:
 
 def test_no_rule_without_an_egress_for_the_instance(bed: Bed) -> None:
     bed.egresses = {}
+    placement = bed.seam.instruct(INSTRUCTION)
+    assert placement.pending == "no egress forwarder known for C"
+    assert not placement.complete
+    assert bed.rules("in-a") == {}
+    assert bed.generation("in-a") == 0
+    bed.egresses = {CsciId("C"): "CF-3"}  # configured later: the next instruction places it
+    placement = bed.seam.instruct(INSTRUCTION)
+    assert placement.complete
+    assert placement.forwarders == {"in-a", "both-d"}
+    assert list(bed.rules("in-a")) == ["cm-s-1"]
+
+
+def test_no_forwarder_handling_the_service_is_pending(bed: Bed) -> None:
+    bed.inventory = _inventory(_forwarder("in-b", ["ingress"], ["ARS"]))
+    placement = bed.seam.instruct(INSTRUCTION)
+    assert placement.pending == "no forwarder handles agent"
+    bed.inventory = _inventory(_forwarder("in-e", ["ingress"], ["agent"]))
+    assert bed.seam.instruct(INSTRUCTION).forwarders == {"in-e"}
+    assert list(bed.rules("in-e")) == ["cm-s-1"]
+
+
+def test_a_revision_without_an_egress_keeps_the_rule_placed_before_until_withdrawn(
+    bed: Bed,
+) -> None:
     bed.seam.instruct(INSTRUCTION)
+    bed.egresses = {}
+    placement = bed.seam.instruct(replace(INSTRUCTION, last_step=2))
+    assert (placement.forwarders, placement.complete) == (frozenset({"in-a", "both-d"}), False)
+    (rule,) = bed.rules("in-a").values()
+    assert rule["match"]["last-step"] == 1  # the rule as placed before
+    bed.seam.withdraw(INSTRUCTION)
+    assert bed.rules("in-a") == {}
+    assert bed.rules("both-d") == {}
+
+
+# ---------------------------------------------------------------- through the handlers
+
+
+def _admitted(schema: Schema, bed: Bed) -> Harness:
+    h = harness(schema, drafts.example_84(0.5), steering=bed.seam)
+    reply = h.call("submit-descriptor", {"descriptor": drafts.descriptor_84("s-84")})
+    assert reply["selected"] == "C"
+    return h
+
+
+def test_an_egress_configured_later_gets_the_rule_at_the_next_sweep(
+    schema: Schema, bed: Bed
+) -> None:
+    bed.egresses = {}
+    h = _admitted(schema, bed)
+    h.service.sweep()
+    assert bed.rules("in-a") == {}
+    bed.egresses = {CsciId("C"): "CF-3"}
+    h.service.sweep()  # not at the commitment's next revision: at the next sweep
+    (rule,) = bed.rules("in-a").values()
+    assert (rule["commitment-id"], rule["egress-forwarder"]) == ("cm-s-84-1", "CF-3")
+    assert bed.rules("both-d") == bed.rules("in-a")
+    generation = bed.generation("in-a")
+    h.service.sweep()  # placed: nothing more to hand
+    assert bed.generation("in-a") == generation
+
+
+def test_a_forwarder_added_later_gets_the_rule_at_the_next_sweep(schema: Schema, bed: Bed) -> None:
+    bed.inventory = _inventory()
+    h = _admitted(schema, bed)
+    h.service.sweep()
+    bed.inventory = _inventory(_forwarder("in-e", ["ingress"], ["agent"]))
+    h.service.sweep()
+    assert list(bed.rules("in-e")) == ["cm-s-84-1"]
+    h.call("close-session", {"session-id": "s-84"})
+    assert bed.rules("in-e") == {}
+
+
+def test_a_rule_still_pending_at_close_is_never_placed(schema: Schema, bed: Bed) -> None:
+    bed.egresses = {}
+    h = _admitted(schema, bed)
+    h.call("close-session", {"session-id": "s-84"})
+    bed.egresses = {CsciId("C"): "CF-3"}
+    h.service.sweep()
     assert bed.rules("in-a") == {}
     assert bed.generation("in-a") == 0
 

@@ -17,6 +17,7 @@ from controller.agent_selection import descriptors
 from controller.agent_selection.sessions import CommitmentRecord, Session
 from controller.agent_selection.steering import (
     Instructed,
+    Placement,
     SteeringInstruction,
     instant,
     instructions,
@@ -36,11 +37,13 @@ Json = dict[str, Any]
 
 
 class Recorder:
-    """A Steering seam that records what it is handed, and fails while ``fail`` is set."""
+    """A Steering seam that records what it is handed, fails while ``fail`` is set, and places
+    no rule while ``missing`` names what is missing (no egress, no forwarder)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, SteeringInstruction]] = []
         self.fail = False
+        self.missing: str | None = None
 
     def _take(self, what: str, instruction: SteeringInstruction) -> None:
         if self.fail:
@@ -48,8 +51,9 @@ class Recorder:
             raise CatsError(item)
         self.calls.append((what, instruction))
 
-    def instruct(self, instruction: SteeringInstruction) -> None:
+    def instruct(self, instruction: SteeringInstruction) -> Placement:
         self._take("instruct", instruction)
+        return Placement(pending=self.missing)
 
     def withdraw(self, instruction: SteeringInstruction) -> None:
         self._take("withdraw", instruction)
@@ -308,3 +312,113 @@ def test_start_hands_every_commitment_held_before_the_sweeper_runs(schema: Schem
         assert recorder.trace() == [("instruct", "cm-s-84-1")]  # at once, not at a sweep
     finally:
         h.service.close()
+
+
+# ---------------------------------------------------------------- long session ids
+
+LONG = "tenant-1/agent-run-2026-11-30/" + "x" * 220 + "-tail"
+
+
+def _rules_fit(schema: Schema, recorder: Recorder) -> None:
+    """Every rule handed is a valid ietf-cats-steering rule."""
+    for _, instruction in recorder.calls:
+        schema.validate(_rule_document(steering_rule(instruction, "CF-3")), InstanceKind.CONFIG)
+
+
+def test_a_255_character_session_id_is_committed_handed_and_rendered(schema: Schema) -> None:
+    assert len(LONG) == 255
+    recorder = Recorder()
+    h = harness(schema, drafts.example_68(b_delay=0.6), drafts.CONTEXT_68, steering=recorder)
+    reply = h.call("submit-descriptor", {"descriptor": drafts.descriptor_68(LONG, 29)})
+    first = reply["commitment"]["commitment-id"]
+    assert len(first) <= 128
+    assert first.startswith("cm-tenant-1/agent-run-2026-11-30/")
+    assert [(w, i.session_id) for w, i in recorder.calls] == [("instruct", LONG)]
+    (_, handed) = recorder.calls[0]
+    assert handed.commitment_id == first
+    rule = steering_rule(handed, "CF-3")
+    assert rule["match"]["session-id"] == LONG  # the rule matches the whole session id
+    assert len(rule["decision-id"]) <= 128
+    session = h.session(LONG)  # the state validates with libyang
+    assert session["current-commitment"] == first
+    (commitment,) = session["commitment"]
+    assert commitment["steering-instruction-id"] == handed.instruction_id
+    # A move: the handoff and its reservation carry derived ids too.
+    h.clock.now += 300
+    faster = drafts.example_68(b_delay=0.3)
+    h.call("advertise-forwarding-view", drafts.forwarding(faster, h.clock.now, sequence=2))
+    h.call("step-boundary", {"session-id": LONG, "turn-id": 1, "step-id": 30})
+    (handoff,) = h.session(LONG)["handoff"]
+    (reserve,) = [m for name, _, m in h.csma.calls if name == "reserve-state"]
+    assert (
+        h.checked_input("reserve-state", reserve)["reservation-id"]
+        == (handoff["reservation"]["reservation-id"])
+    )
+    notice = {"handoff-id": handoff["handoff-id"], "reporter": "target", "status": "completed",
+              "usable-key": ["ctx"], "at": drafts.iso(h.clock.now)}  # fmt: skip
+    h.call("state-transfer-notice", notice)
+    h.call("state-transfer-notice", notice)  # repeated: the same handoff, no second commitment
+    h.call("step-boundary", {"session-id": LONG, "turn-id": 1, "step-id": 30})
+    session = h.session(LONG)
+    second = session["current-commitment"]
+    assert [c["commitment-id"] for c in session["commitment"]] == [first, second]
+    assert session["handoff"][0]["commitment-id"] == second
+    assert h.csma.count("reserve-state") == 1
+    assert recorder.trace()[-2:] == [("instruct", second), ("withdraw", first)]
+    assert recorder.held()[second].supersedes == first
+    _rules_fit(schema, recorder)
+
+
+# ---------------------------------------------------------------- expired commitments
+
+
+def test_an_expired_commitment_shows_as_expired_until_it_is_renewed(schema: Schema) -> None:
+    recorder = Recorder()
+    h = _admitted(schema, recorder)
+    h.clock.now += 599
+    h.service.sweep()
+    (commitment,) = h.session("s-84")["commitment"]
+    assert commitment["state"] == "active"
+    h.clock.now += 1
+    h.service.sweep()
+    assert recorder.trace()[-1] == ("withdraw", "cm-s-84-1")
+    session = h.session("s-84")
+    (commitment,) = session["commitment"]
+    assert commitment["state"] == "expired"  # its rule withdrawn: no longer active
+    assert session["current-commitment"] == "cm-s-84-1"
+    specs = drafts.example_84(0.5)
+    h.call("advertise-capability", drafts.capability(specs, h.clock.now, sequence=2))
+    h.call("advertise-forwarding-view", drafts.forwarding(specs, h.clock.now, sequence=2))
+    h.call("step-boundary", {"session-id": "s-84", "turn-id": 1, "step-id": 2})
+    (commitment,) = h.session("s-84")["commitment"]
+    assert commitment["state"] == "active"  # renewed, its rule instructed again
+    assert recorder.trace()[-1] == ("instruct", "cm-s-84-1")
+
+
+# ---------------------------------------------------------------- incomplete hand-offs
+
+
+def test_a_rule_not_placed_is_handed_again_at_each_sweep_until_it_is(schema: Schema) -> None:
+    recorder = Recorder()
+    recorder.missing = "no egress forwarder known for C"
+    h = _admitted(schema, recorder)
+    assert recorder.trace() == [("instruct", "cm-s-84-1")]
+    h.service.sweep()
+    h.service.sweep()
+    assert recorder.trace() == [("instruct", "cm-s-84-1")] * 3  # once a sweep
+    recorder.missing = None
+    h.service.sweep()  # placed now
+    h.service.sweep()
+    h.call("step-boundary", {"session-id": "s-84", "turn-id": 1, "step-id": 1})
+    assert recorder.trace() == [("instruct", "cm-s-84-1")] * 4
+
+
+def test_a_pending_instruction_is_handed_again_and_withdrawn_like_any_other() -> None:
+    ledger = Instructed()
+    session = _session()
+    first = instructions(session, 1000.0)
+    ledger.record(session.session_id, first, pending={CommitmentId("cm-s-1-1")})
+    assert ledger.differences(session.session_id, first).instruct == tuple(first.values())
+    assert ledger.differences(session.session_id, {}).withdraw == tuple(first.values())
+    ledger.record(session.session_id, first)  # placed now
+    assert not ledger.differences(session.session_id, first)
