@@ -76,11 +76,16 @@ class Watched:
 
 @dataclass(frozen=True, slots=True)
 class Installed:
-    """What an install did: the entries re-sent unchanged, and the accepted times."""
+    """What an install did: the entries re-sent unchanged, and the acceptance times a
+    restart needs (:func:`ledger_part`) that it moved (None: no longer needed)."""
 
     repeated: tuple[EntryKey, ...]
-    accepted: dict[EntryKey, Accepted] = field(default_factory=dict)
-    accepted_changed: bool = False
+    ledger: dict[EntryKey, Accepted | None] = field(default_factory=dict)
+
+    @property
+    def accepted_changed(self) -> bool:
+        """Whether the install moved an acceptance time that a restart needs."""
+        return bool(self.ledger)
 
 
 class Forwarding:
@@ -145,13 +150,13 @@ class Forwarding:
             )
             for key in repeated:
                 self._count(key, repeated=1)
-            for key in (set(changed) - set(table.status)) & set(self._counters):
+            for key in [k for k in changed if k not in table.status and k in self._counters]:
                 del self._counters[key]
             notes = self._expired(table, expired)
             self._table, self._reach = table, reach
             self._totals = replace(self._totals, last_change=now)
-            saved = _ledger_changed(before, table, changed)
-        return Installed(repeated, table.accepted if saved else {}, saved), notes
+            moved = _ledger_moved(before, table, changed)
+        return Installed(repeated, moved), notes
 
     def _count(self, key: EntryKey, **add: int) -> None:
         old = self._counters.get(key, Counters())
@@ -291,6 +296,21 @@ def ledger_part(table: Table) -> dict[EntryKey, Accepted]:
     }
 
 
-def _ledger_changed(before: Table, after: Table, keys: Iterable[EntryKey]) -> bool:
-    """Whether the acceptance times of the changed entries moved."""
-    return any(before.accepted.get(k) != after.accepted.get(k) for k in keys)
+def ledger_value(table: Table, key: EntryKey) -> Accepted | None:
+    """The acceptance time of one entry that a restart needs (:func:`ledger_part`)."""
+    entry = table.steering.entry(key)
+    if entry is None or entry.expiry.installed_at is not None:
+        return None
+    return table.accepted.get(key)
+
+
+def _ledger_moved(
+    before: Table, after: Table, keys: Iterable[EntryKey]
+) -> dict[EntryKey, Accepted | None]:
+    """The changed entries whose :func:`ledger_value` moved, with the new value."""
+    moved: dict[EntryKey, Accepted | None] = {}
+    for key in keys:
+        value = ledger_value(after, key)
+        if value != ledger_value(before, key):
+            moved[key] = value
+    return moved

@@ -20,9 +20,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from agents.common.logins import seed_logins
-from agents.forwarder import ledger, model
+from agents.forwarder import model
 from agents.forwarder.config import ForwarderConfig
 from agents.forwarder.forwarding import Forwarding, ledger_part
+from agents.forwarder.ledger import Ledger
 from agents.forwarder.render import Json
 from agents.forwarder.table import Reach
 from agents.forwarder.values import (
@@ -78,12 +79,13 @@ class ForwarderService:
         self._state_dir = Path(host.settings.state_dir)
         self._own = ForwarderId(config.forwarder_id) if config.forwarder_id else None
         reach = Reach(self._own, frozenset(config.tunnels))
+        self._ledger = Ledger(self._state_dir)
         self.forwarding = Forwarding(
             reach,
             config.tunnels,
             config.default_routes,
             clock(),
-            ledger.load(self._state_dir),
+            self._ledger.saved,
         )
         self._pending_lock = threading.Lock()
         self._pending: list[Json] = []  # notifications of commits, published by the sweeper
@@ -147,8 +149,10 @@ class ForwarderService:
         else:
             steering = self._patched(self.forwarding.table.steering, keys)
         installed, notes = self.forwarding.install(steering, self._clock(), keys, whole=whole)
-        if installed.accepted_changed:
-            ledger.save(self._state_dir, ledger_part(self.forwarding.table))
+        if whole:  # also forgets the times of entries that left while the forwarder was down
+            self._ledger.replace(ledger_part(self.forwarding.table))
+        elif installed.ledger:
+            self._ledger.update(installed.ledger)
         for key in installed.repeated:
             LOG.info("repeated instruction for commitment %s: nothing changed", key.name)
         self._outbox(notes)

@@ -72,6 +72,7 @@ class Table:
     rules: RuleIndex = field(default_factory=dict)  # active rules, in precedence order
     next_due: float | None = None  # the earliest expiry of an active entry
     supersessors: dict[CommitmentId, frozenset[CommitmentId]] = field(default_factory=dict)
+    due_ties: int = 0  # how many active entries expire at next_due
 
 
 def effective_expiry(expiry: Expiry, accepted_at: float) -> float | None:
@@ -161,9 +162,20 @@ def _slot(rule: Rule) -> tuple[CsId, SessionId | None]:
     return (rule.cs_id, rule.match.session_id)
 
 
-def _next_due(status: Mapping[EntryKey, Status]) -> float | None:
-    due = [s.expires_at for s in status.values() if s.state is EntryState.ACTIVE and s.expires_at]
-    return min(due) if due else None
+def _due(status: Status | None) -> float | None:
+    """The expiry that counts for :attr:`Table.next_due`: of an active entry only."""
+    if status is None or status.state is not EntryState.ACTIVE:
+        return None
+    return status.expires_at or None
+
+
+def _next_due(status: Mapping[EntryKey, Status]) -> tuple[float | None, int]:
+    """The earliest expiry of an active entry, and how many entries expire then."""
+    due = [found for s in status.values() if (found := _due(s)) is not None]
+    if not due:
+        return None, 0
+    earliest = min(due)
+    return earliest, due.count(earliest)
 
 
 def build(
@@ -200,7 +212,8 @@ def build(
         slot: tuple(sorted(found, key=lambda r: precedence(r, accepted[r.key].at)))
         for slot, found in index.items()
     }
-    return Table(steering, dict(accepted), status, rules, _next_due(status), frozen)
+    due, ties = _next_due(status)
+    return Table(steering, dict(accepted), status, rules, due, frozen, ties)
 
 
 def _accepted(
@@ -289,7 +302,28 @@ def update(
         winner = _winner(rule_id, supersessors, base) if key.kind is Kind.RULE else None
         status[key] = _final(own, winner, table.status.get(key), now)
     rules = _reindexed(table, steering, affected, status, accepted)
-    return Table(steering, accepted, status, rules, _next_due(status), supersessors)
+    due, ties = _next_due_after(table, status, affected)
+    return Table(steering, accepted, status, rules, due, supersessors, ties)
+
+
+def _next_due_after(
+    table: Table, status: Mapping[EntryKey, Status], affected: set[EntryKey]
+) -> tuple[float | None, int]:
+    """:func:`_next_due` after a change of ``affected``, from the change alone, unless the
+    change took away every entry that expired earliest (then the table is scanned)."""
+    earliest, ties = table.next_due, table.due_ties
+    ties -= sum(1 for key in affected if _due(table.status.get(key)) == earliest)
+    if earliest is not None and ties <= 0:
+        return _next_due(status)
+    for key in affected:
+        due = _due(status.get(key))
+        if due is None:
+            continue
+        if earliest is None or due < earliest:
+            earliest, ties = due, 1
+        elif due == earliest:
+            ties += 1
+    return earliest, ties
 
 
 def _unsuperseded(status: Status) -> Status:
@@ -301,9 +335,7 @@ def _unsuperseded(status: Status) -> Status:
 
 
 def _get(steering: Steering, key: EntryKey) -> Entry | None:
-    if key.kind is Kind.RULE:
-        return steering.rules.get(CommitmentId(key.name))
-    return steering.services.get(CsId(key.name))
+    return steering.entry(key)
 
 
 def newly_expired(

@@ -204,6 +204,12 @@ class Steering:
         found.update({r.key: r for r in self.rules.values()})
         return found
 
+    def entry(self, key: EntryKey) -> ServiceEntry | Rule | None:
+        """One entry by key (None when it is not configured)."""
+        if key.kind is Kind.RULE:
+            return self.rules.get(CommitmentId(key.name))
+        return self.services.get(CsId(key.name))
+
 
 @dataclass(frozen=True, slots=True)
 class Request:

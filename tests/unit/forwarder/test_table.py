@@ -122,3 +122,21 @@ def test_an_update_gives_what_a_full_build_gives() -> None:
     assert expired == [EntryKey(Kind.RULE, "old")]
     full = build(later.steering, later.accepted, T0 + 10, REACH, table.status)
     assert (later.status, later.rules, later.next_due) == (full.status, full.rules, full.next_due)
+
+
+def test_the_earliest_expiry_follows_updates_of_entries_that_share_it() -> None:
+    """next_due is kept from the change alone; ties (entries accepted in one commit) are
+    counted, so revising one of several equally early entries keeps the time, and revising
+    the last of them finds the next one (what a full build finds)."""
+    lifetimes = {"a": 5, "b": 5, "c": 60}
+    configured = steering([], [rule(n, lifetime=t) for n, t in lifetimes.items()])
+    table = build(configured, accept({}, configured, T0), T0, REACH)
+    assert (table.next_due, table.due_ties) == (T0 + 5, 2)
+    for number, (name, lifetime) in enumerate((("a", 30), ("b", 20), ("c", 1), ("c", 90))):
+        now = T0 + 1 + number
+        lifetimes[name] = lifetime
+        configured = steering([], [rule(n, lifetime=t) for n, t in lifetimes.items()])
+        table = update(table, configured, [EntryKey(Kind.RULE, name)], now, REACH)
+        full = build(configured, table.accepted, now, REACH, table.status)
+        assert (table.next_due, table.due_ties) == (full.next_due, full.due_ties), name
+    assert table.next_due == T0 + 2 + 20  # b, accepted anew at T0 + 2
