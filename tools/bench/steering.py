@@ -6,8 +6,10 @@
    ingress for ``ARS`` at its own ingress-id and holds K MSG-10 rules that the C-PS intends
    too (``SteeringService.intend_rule``), so reconciliation keeps them. The K rules are
    installed once into a template forwarder over NETCONF and its state directory is copied to
-   every forwarder. A CST change (report-service-metrics over RESTCONF giving the chosen CSCI-ID
-   GAS 0) moves ``ARS`` at every ingress; the figure is the time from sending the report to
+   every forwarder. A CST change (report-service-metrics over RESTCONF giving SCI-3 GAS 0, then
+   600 again, alternately; each after an unchanged NST report, as a C-NMA's periodic report,
+   which keeps the NST within the CST's time-sync window) moves ``ARS`` at every ingress
+   between SCI-3 and SCI-1; the figure is the time from sending the report to
    every forwarder's worker having its commit acknowledged (edit-config, confirmed commit,
    confirming commit), p50 and max over --repeat changes.
 2. One forwarder holding --big rules: edit-config (to the candidate) per second, and whole
@@ -207,6 +209,15 @@ def seed(forwarders: list[Forwarder]) -> Json:
     }  # fmt: skip
 
 
+def _parts(hosted: object) -> Iterator[object]:
+    """The running parts of the C-PS application, through nested ``Composed``."""
+    if isinstance(hosted, Composed):
+        for part in hosted.parts:
+            yield from _parts(part)
+    else:
+        yield hosted
+
+
 @contextlib.contextmanager
 def cps(
     folder: Path, forwarders: list[Forwarder], rules: list[Json]
@@ -222,13 +233,12 @@ def cps(
         netconf=NetconfSettings(port=0),
     )
     app = Application(settings)
-    hosted = app.hosted
-    assert isinstance(hosted, Composed)
-    steering = next(p for p in hosted.parts if isinstance(p, SteeringService))
+    parts = list(_parts(app.hosted))
+    steering = next(p for p in parts if isinstance(p, SteeringService))
     for forwarder in forwarders:
         for item in rules:
             steering.intend_rule(forwarder.name, item)
-    metrics = next(p for p in hosted.parts if isinstance(p, ServiceMetrics))
+    metrics = next(p for p in parts if isinstance(p, ServiceMetrics))
     with app:
         yield steering, listen, metrics
 
@@ -297,13 +307,20 @@ def change_to_ack(folder: Path, count: int, size: int, template: Path, repeat: i
             samples: list[float] = []
             unchanged = 0
             previous: str | None = SCI3
+            choices: list[str] = []
+            ingresses = [ingress_id(i) for i in range(count)]
             for turn in range(repeat):
                 gas = 0 if turn % 2 == 0 else 600
+                # The C-NMA's periodic report: an NST entry older than the CST entry by more
+                # than time-sync-window (30 s, service-metrics-op 6.2.2) is not combined with
+                # it, so without it every candidate drops out once the run is 30 s old.
+                reports.nst(ingresses)
                 started = time.perf_counter()
                 reports.cst(gas)
                 # what the C-PS now selects (it may keep its choice, e.g. a flagged entry)
                 (outcome,) = metrics.steering_outcomes([(CsId("ARS"), ForwarderId(ingress_id(0)))])
                 expected = outcome.csci_id
+                choices.append(f"GAS {gas}: {expected or outcome.result.value}")
                 if expected == previous:
                     unchanged += 1
                     continue
@@ -319,6 +336,8 @@ def change_to_ack(folder: Path, count: int, size: int, template: Path, repeat: i
               f"reconciliation of {count}x{size} rules "
               f"{synced:.1f} s, {written} entries written; forwarders up {up:.0f} s, "
               f"RSS {rss / 1024:.1f} GB, failed {len(results.failed)})", flush=True)  # fmt: skip
+        if unchanged:
+            print(f"      SCI-3's GAS per report and the choice: {'; '.join(choices)}", flush=True)
     finally:
         for forwarder in forwarders:
             forwarder.stop()
