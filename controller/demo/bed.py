@@ -23,6 +23,7 @@ from controller.auth import hash_password
 from controller.demo import topology as t
 from controller.demo.client import Restconf, http_ok, post_json
 from controller.demo.expect import Decision
+from controller.demo.forwarders import RunningForwarder, forwarder_up, start_forwarders
 from controller.demo.launch import Child, Launcher, free_port, listening, wait_until
 
 START_TIMEOUT_S = 40.0
@@ -31,12 +32,14 @@ Entries = dict[str, dict[str, Any]]
 
 @dataclass(frozen=True)
 class BedSettings:
-    """Where the state goes, the passwords, and the C-PS's heartbeat interval (s)."""
+    """Where the state goes, the passwords, the C-PS's heartbeat interval (s), and whether
+    the forwarders are started too."""
 
     folder: Path
     admin_password: str = "cats-demo"
     agent_password: str = "agent-secret"
     heartbeat: int = 2
+    forwarders: bool = False
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Bed:
     scis: dict[str, RunningSci]
     cnma: Child
     cnma_path: Path
+    forwarders: dict[str, RunningForwarder] = field(default_factory=dict)
     sessions: dict[str, requests.Session] = field(default_factory=dict)
 
     def csci(self, label: str) -> str:
@@ -268,6 +272,10 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
             for spec in sci.spec.instances:
                 port = sci.instance_ports[spec.name]
                 launcher.start(spec.name, t.instance_args(spec, port))
+        password = settings.agent_password
+        forwarders = (
+            start_forwarders(launcher, settings.folder, password) if settings.forwarders else {}
+        )
         _start_cps(launcher, settings, ports, csci_ids)
         cps_url = f"http://127.0.0.1:{ports['restconf']}/restconf"
         cps = Restconf(cps_url, "admin", settings.admin_password)
@@ -288,7 +296,11 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
         _ready(launcher, "the SCIs", lambda: all(
             http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis
         ))  # fmt: skip
-        bed = Bed(settings, launcher, cps, ports, {s.spec.label: s for s in scis}, cnma, cnma_path)
+        _ready(launcher, "the forwarders", lambda: all(
+            forwarder_up(f, password) for f in forwarders.values()
+        ))  # fmt: skip
+        labelled = {s.spec.label: s for s in scis}
+        bed = Bed(settings, launcher, cps, ports, labelled, cnma, cnma_path, forwarders)
         try:
             yield bed
         finally:

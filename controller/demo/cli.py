@@ -7,7 +7,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-STAGE_KEYS = "ABCDR"
+STAGE_KEYS = "ABCDRF"
 ACCESS_MS = 2  # the ingress -> P1 link: no path is shorter
 
 
@@ -39,7 +39,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add ``demo``."""
     demo = commands.add_parser(
         "demo",
-        help="run the end-to-end demonstration on loopback (service-metrics-op scenarios A-D)",
+        help="run the end-to-end demonstration on loopback (service-metrics-op scenarios A-D, "
+        "steering through the forwarders)",
     )
     demo.add_argument(
         "--state-dir", type=Path, metavar="DIR", help="state and logs (default: a fresh one)"

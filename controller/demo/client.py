@@ -56,6 +56,17 @@ class Restconf:
         document: dict[str, Any] = reply.json()
         return document
 
+    def put(self, path: str, document: dict[str, Any]) -> None:
+        """PUT a data resource (RFC 8040 4.5): create or replace it."""
+        reply = self._session.put(
+            f"{self.root}/data/{path}",
+            json=document,
+            headers={"Content-Type": JSON, "Accept": JSON},
+            timeout=TIMEOUT_S,
+        )
+        if not reply.ok:
+            raise RestconfError(f"PUT {path}: {reply.status_code} {reply.text}")
+
     def up(self) -> bool:
         """Whether the server answers (any HTTP status)."""
         with contextlib.suppress(requests.RequestException):

@@ -19,6 +19,7 @@ import requests
 
 from controller.demo.bed import Bed, BedSettings, start_bed
 from controller.demo.client import RestconfError
+from controller.demo.forwarders import INGRESS_NAME, ST, USER
 from controller.demo.launch import WaitTimeout
 from controller.demo.stages import STAGES, check_model
 from controller.demo.steps import Run, Stage, Step
@@ -60,7 +61,18 @@ def legend(bed: Bed) -> list[str]:
         for s in SCIS
     ]  # fmt: skip
     header = ["SCI", "draft CSCI-ID", "loopback CSCI-ID", "CS-ID", "site", "price", "instances"]
-    return grid(header, rows)
+    return grid(header, rows) + forwarder_legend(bed)
+
+
+def forwarder_legend(bed: Bed) -> list[str]:
+    """The forwarders, when started: identifier, role, data-plane and NETCONF ports."""
+    if not bed.forwarders:
+        return []
+    rows = [
+        [f.spec.name, f.spec.forwarder_id, f.spec.role, f.url, f"127.0.0.1:{f.netconf}"]
+        for f in bed.forwarders.values()
+    ]
+    return ["", *grid(["forwarder", "forwarder-id", "role", "data plane", "NETCONF"], rows)]
 
 
 def play(stage: Stage, run: Run, say: Printer) -> tuple[list[Step], bool]:
@@ -89,7 +101,7 @@ def connect_lines(bed: Bed, password: str) -> list[str]:
     root, sm = f"http://127.0.0.1:{rc}/restconf", "ietf-cats-service-metrics"
     ns = f"urn:ietf:params:xml:ns:yang:{sm}"
     sci1 = bed.scis["SCI-1"].url
-    return [
+    lines = [
         "", "The system stays up until Ctrl-C. Connect as admin / " + password + ":",
         f"  curl -s -u admin:{password} {root}/data/{sm}:computing-service-table",
         f"  curl -s -u admin:{password} -X POST -H 'Content-Type: application/yang-data+json' \\",
@@ -103,6 +115,14 @@ def connect_lines(bed: Bed, password: str) -> list[str]:
         f"'<network-service-table xmlns=\\\"{ns}\\\"/>')).xml)\"",
         f"  curl -s {sci1}/ars      # a client request through SCI-1 (188.3.67.3:67)",
     ]  # fmt: skip
+    if INGRESS_NAME in bed.forwarders:
+        ingress = bed.forwarders[INGRESS_NAME]
+        lines += [
+            f"  curl -si {ingress.url}/cats/ARS/ars   # through the ingress forwarder 10.0.0.1",
+            f"  netconf-console2 --host 127.0.0.1 --port {ingress.netconf} -u {USER} "
+            f"-p {bed.settings.agent_password} --get-config -x /{ST}:steering",
+        ]
+    return lines
 
 
 def _wait_for_signal() -> None:
@@ -163,9 +183,12 @@ def _run(options: DemoOptions, say: Printer, began: float) -> int:
     steps = [model]
     stages = [s for s in STAGES if not options.only or s.key in options.only]
     with _folder(options, say) as (folder, failed), contextlib.ExitStack() as stack:
-        say("", f"S. Starting the C-PS, 5 service instances, 3 SCIs, 2 C-SMAs, a C-NMA ({folder})")
+        steered = any(s.key == "F" for s in stages)
+        more = ", 3 forwarders" if steered else ""
+        say("", f"S. Starting the C-PS, 5 service instances, 3 SCIs, 2 C-SMAs, a C-NMA{more} "
+                f"({folder})")  # fmt: skip
         try:
-            bed = stack.enter_context(start_bed(BedSettings(folder)))
+            bed = stack.enter_context(start_bed(BedSettings(folder, forwarders=steered)))
         except FAILURES as exc:
             say(*verdict("S", "the system starts", [str(exc)]))
             return 1

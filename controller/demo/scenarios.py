@@ -55,7 +55,7 @@ def _measured(run: Run, table: Entries) -> str:
     )
 
 
-def _ready(run: Run, *, settle: bool = False) -> str:
+def ready_71(run: Run, *, settle: bool = False) -> str:
     """Wait for the 7.1 state: paths at 8 and 6 ms, SCI-1 and SCI-3 healthy with GAS 400 and
     600 and a Computing Time measured from steady traffic through every SCI. The first time
     (and with ``settle``) requests go on for one measurement window and one heartbeat, so
@@ -83,7 +83,7 @@ def _ready(run: Run, *, settle: bool = False) -> str:
 def initial_state(run: Run) -> Step:
     """7.2: SCI-3 wins, TST = CT + 6 against CT' + 8."""
     sci1, sci3 = _ars(run)
-    measured = _ready(run)
+    measured = ready_71(run)
     expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
     return decide(run, ("A", "initial state: SCI-3 wins"), expected, before=(measured,))
 
@@ -91,7 +91,7 @@ def initial_state(run: Run) -> Step:
 def congestion(run: Run) -> Step:
     """7.3: CF-3's path delay rises (20 ms in the draft): SCI-1 wins."""
     sci1, sci3 = _ars(run)
-    _ready(run)
+    ready_71(run)
     run.bed.set_paths({CF3: run.congested_delay})
     expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3))
     title = f"network congestion, CF-3 at {run.congested_delay} ms: SCI-1 wins"
@@ -109,7 +109,7 @@ def congestion_over(run: Run) -> Step:
 def degraded(run: Run) -> Step:
     """7.4: SCI-3's instances slow down: DEGRADED, lower GAS, higher CT; SCI-1 wins."""
     sci1, sci3 = _ars(run)
-    _ready(run)
+    ready_71(run)
     before = run.measured["SCI-3"]
     run.bed.admin("SCI-3", slow_ms=SLOW_MS)
 
@@ -154,7 +154,7 @@ def recovered(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     for label in ARS:
         run.bed.admin(label, health=True, slow_ms=0)
-    measured = _ready(run, settle=True)
+    measured = ready_71(run, settle=True)
     expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
     title = "recovery: both sites healthy again, SCI-3 wins as in A"
     return decide(run, ("C4", title), expected, before=(measured,))
@@ -170,7 +170,7 @@ def _price(limit: int, objectives: list[str] | None = OBJECTIVES) -> dict[str, A
 def price_8(run: Run) -> Step:
     """7.5: max-price 8 excludes SCI-1 (price 10) in step 2."""
     sci1, sci3 = _ars(run)
-    _ready(run)
+    ready_71(run)
     expected = Expectation(
         winner=sci3, decided_by="only-candidate", excluded={sci1: "price-above-maximum"}
     )

@@ -1,12 +1,14 @@
 """The demo's stages in order: the model check (M, before anything starts), scenarios A-D,
-client requests through the selected SCI, and the parts of issue 8 still being built
-(forwarders, steering, the agent session), which say "not yet" rather than being faked. Each
+client requests through the selected SCI (R), the forwarders steered by the C-PS with client
+requests through the ingress forwarder (F, controller.demo.steer), and the part of issue 8
+still being built (the agent session), which says "not yet" rather than being faked. Each
 later part plugs in as one more :class:`Stage`.
 """
 
 from __future__ import annotations
 
 from controller.demo.scenarios import SCENARIOS
+from controller.demo.steer import STEERING
 from controller.demo.steps import Run, Stage, Step
 from controller.demo.table import grid
 from controller.demo.topology import BY_LABEL
@@ -72,15 +74,7 @@ def requests_land(run: Run) -> Step:
 STAGES: tuple[Stage, ...] = (
     *SCENARIOS,
     Stage("R", "Client requests (sci-implementation 3, 6)", (requests_land,)),
-    Stage(
-        "F",
-        "Steering the forwarders over NETCONF (ietf-cats-steering)",
-        not_yet=(
-            "the ingress forwarder 10.0.0.1 and egress forwarders CF-2, CF-3 (catsctl "
-            "forwarder) and the C-PS southbound pushing each decision as edit-config are "
-            "being built; client requests then go through the ingress forwarder"
-        ),
-    ),
+    STEERING,
     Stage(
         "G",
         "Agent session: step 30 and the tail event (agent-selection-mapping)",

@@ -1,8 +1,9 @@
 """``catsctl demo`` as a user runs it: a real process, its exit code and what it prints.
 
-The demo starts the C-PS, service instances, SCIs, C-SMAs and a C-NMA on loopback and plays
-service-metrics-op section 7; these tests assert on the outcomes it prints (who wins, which
-reason excludes, which fallback level), not on the measured Computing Times.
+The demo starts the C-PS, service instances, SCIs, C-SMAs, a C-NMA and three forwarders on
+loopback and plays service-metrics-op section 7; these tests assert on the outcomes it prints
+(who wins, which reason excludes, which fallback level, behind which SCI the client requests
+sent through the ingress forwarder landed), not on the measured Computing Times.
 """
 
 from __future__ import annotations
@@ -49,8 +50,21 @@ def steps(out: str) -> dict[str, str]:
 
 WINNERS = {
     "A": SCI3, "B1": SCI1, "B2": SCI3, "C1": SCI1, "C2": SCI1, "C4": SCI3,
-    "D1": SCI3, "D2": SCI3, "D3": SCI3, "D4": SCI3,
+    "D1": SCI3, "D2": SCI3, "D3": SCI3, "D4": SCI3, "F1": SCI3, "F2": SCI1, "F3": SCI3,
 }  # fmt: skip
+
+
+def landed(block: str) -> dict[str, tuple[int, int]]:
+    """Stage F's landing table: per SCI, the replies naming it and the requests its
+    instances served."""
+    rows = re.findall(r"^    (SCI-\d) \S+ +\| \S+ +\| (\d+) +\| (\d+) \(", block, re.MULTILINE)
+    return {label: (int(named), int(served)) for label, named, served in rows}
+
+
+def held(block: str) -> str | None:
+    """Which SCI the ingress forwarder was seen to hold for ARS in a stage F step."""
+    found = re.search(r"the ingress forwarder 10\.0\.0\.1 held ARS -> (SCI-\d) ", block)
+    return found.group(1) if found else None
 
 
 def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
@@ -60,7 +74,7 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     assert elapsed < 60, f"the demo took {elapsed:.1f} s"
     blocks = steps(out)
     assert list(blocks) == ["M", "A", "B1", "B2", "C1", "C2", "C3", "C4", "D1", "D2", "D3",
-                            "D4", "R"]  # fmt: skip
+                            "D4", "R", "F1", "F2", "F3"]  # fmt: skip
     assert all(f"  PASS {step}: " in block for step, block in blocks.items())
     for step, winner in WINNERS.items():
         assert f"-> selected {winner} via " in blocks[step], blocks[step]
@@ -76,23 +90,36 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     assert re.search(r"ars-3a +\| SCI-3 +\| 5\n", blocks["R"]), blocks["R"]
     for item in ("ietf-cats-service-metrics@2026-11-30", "188.3.67.4:69", "127.3.67.4:"):
         assert item in out
-    assert out.count("  not yet: ") == 2  # forwarders and the agent session, not faked
-    assert "13/13 steps passed (all passed)" in out
+    # F: the C-PS steers the ingress forwarder; 10 requests land behind the selected SCI
+    for step, sci in (("F1", "SCI-3"), ("F2", "SCI-1"), ("F3", "SCI-3")):
+        assert held(blocks[step]) == sci, blocks[step]
+        expected = {label: (10, 10) if label == sci else (0, 0) for label in ("SCI-1", "SCI-3")}
+        assert landed(blocks[step]) == expected | {"SCI-2": (0, 0)}, blocks[step]
+        assert "C-PS southbound to the ingress: connected, in-sync true" in blocks[step]
+    assert "    ingress   | 10.0.0.1     | ingress | http://127.0.0.1:" in out
+    assert out.count("  not yet: ") == 1  # the agent session, not faked
+    assert "16/16 steps passed (all passed)" in out
     assert "State and logs kept" not in out  # the fresh state directory is removed
 
 
 def test_a_scenario_whose_outcome_does_not_happen_fails_the_demo(tmp_path: Path) -> None:
     """Scenario B without congestion (CF-3 stays at 6 ms): SCI-1 does not win, as the draft
-    says it would at 20 ms, so B1 fails and the demo exits non-zero."""
-    result, _ = demo("--only", "B", "--congested-delay", "6", "--state-dir", str(tmp_path))
+    says it would at 20 ms, so B1 and F2 fail and the demo exits non-zero; the requests of F2
+    still follow the decision actually taken (SCI-3)."""
+    result, _ = demo("--only", "BF", "--congested-delay", "6", "--state-dir", str(tmp_path))
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
     blocks = steps(out)
-    assert list(blocks) == ["M", "B1", "B2"]
+    assert list(blocks) == ["M", "B1", "B2", "F1", "F2", "F3"]
     assert "  FAIL B1: network congestion, CF-3 at 6 ms: SCI-1 wins" in blocks["B1"]
     assert f"-> selected {SCI3} via " in blocks["B1"]
     assert re.search(r"- selected CSCI-ID is 127\.3\.67\.4:\d+, expected 127\.3\.67\.3:", out)
     assert "  PASS B2: " in blocks["B2"]
-    assert "2/3 steps passed (1 FAILED)" in out
+    assert "  FAIL F2: CF-3 at 6 ms: re-steered, new requests land behind SCI-1" in blocks["F2"]
+    assert held(blocks["F2"]) == "SCI-3"
+    assert landed(blocks["F2"]) == {"SCI-1": (0, 0), "SCI-2": (0, 0), "SCI-3": (10, 10)}
+    assert "  PASS F1: " in blocks["F1"]
+    assert "  PASS F3: " in blocks["F3"]
+    assert "4/6 steps passed (2 FAILED)" in out
     logs = {path.name for path in tmp_path.glob("*.log")}
-    assert {"cps.log", "cnma.log", "csma-ss3.log", "SCI-3.log"} <= logs  # kept in --state-dir
+    assert {"cps.log", "cnma.log", "csma-ss3.log", "SCI-3.log", "forwarder-ingress.log"} <= logs
