@@ -123,7 +123,7 @@ class Core(DatastoreOperations):
         the caller)."""
         self.end_subscriptions()
         with self._lock:
-            self.candidate.discard()
+            self.candidate.close()
             self.running.close()
             self.startup.close()
             self._contexts.close()

@@ -6,6 +6,7 @@ import pytest
 
 from controller.datastore import Core
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
+from controller.datastore.stores import ConfigStore
 from controller.errors import CatsError
 from tests.unit.datastore.conftest import RUNNING, create, item, item_path, read_json
 
@@ -76,3 +77,38 @@ def test_candidate_lock_is_refused_while_modified_and_released_with_the_session(
     core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM, session="1")
     core.release_session("1")
     assert read_json(core, item_path(2), CANDIDATE) is None
+
+
+def test_the_copy_kept_after_a_commit_is_the_next_base_only_while_running_is_unchanged(
+    core: Core, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a commit the candidate's copy equals running and becomes the base of the next
+    edit (no second copy of running); once running changed the next edit copies it again, so
+    the candidate shows what running holds."""
+    copies: list[int] = []
+    copy_tree = ConfigStore.copy_tree
+
+    def counted(store: ConfigStore) -> object:
+        copies.append(1)
+        return copy_tree(store)
+
+    monkeypatch.setattr(ConfigStore, "copy_tree", counted)
+    core.edit(CANDIDATE, [create(item_path(2), item(2))], SYSTEM)
+    core.commit(SYSTEM)
+    core.edit(CANDIDATE, [create(item_path(3), item(3))], SYSTEM)
+    assert read_json(core, item_path(2), CANDIDATE) is not None
+    core.commit(SYSTEM)
+    assert len(copies) == 1  # the second edit started from the kept copy
+    assert read_json(core, item_path(3)) is not None
+
+    core.edit(RUNNING, [create(item_path(4), item(4))], SYSTEM)  # running moves on
+    core.edit(CANDIDATE, [create(item_path(5), item(5))], SYSTEM)
+    assert len(copies) == 2  # a fresh copy of running
+    assert read_json(core, item_path(4), CANDIDATE) is not None
+    core.commit(SYSTEM)
+    assert all(read_json(core, item_path(n)) is not None for n in (1, 2, 3, 4, 5))
+
+    core.edit(CANDIDATE, [create(item_path(6), item(6))], SYSTEM)
+    core.discard_changes()
+    core.edit(CANDIDATE, [create(item_path(7), item(7))], SYSTEM)
+    assert read_json(core, item_path(6), CANDIDATE) is None  # a discarded edit is gone
