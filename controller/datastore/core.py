@@ -8,6 +8,7 @@ taken; commit hooks run under it (they may read the core). Lock order is core, t
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,6 +91,7 @@ class Core(DatastoreOperations):
         self._locks = Locks()
         self._operations: dict[str, rpc.Operation] = {}  # RPC paths, resolved once
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
+        self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
         library = yang_library(module_records(schema), DATASTORES)
         self._state: dict[str, Callable[[], dict[str, object]]] = {YANG_LIBRARY: lambda: library}
@@ -397,25 +399,41 @@ class Core(DatastoreOperations):
 
         Parsing and printing read only the schema, and a notification that cannot read
         running (:func:`rpc.notification_reads_running`, decided once per notification) is
-        validated without it, so only the delivery holds the core lock.
+        validated without it, so only the delivery holds the core lock. Such a notification,
+        once known by its JSON member name, is parsed in a twin context (as an RPC's input).
         """
-        tree, notification = nodes.parse_op(self.ctx, document, _encoding_of(document), _NOTIF)
-        try:
-            if self._notification_reads_running(notification):
-                with self._lock:
-                    self._validate_notification(tree, self.running.first[0])
-            else:
-                self._validate_notification(tree, None)
-            flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
-            canonical = nodes.print_tree(tree, Encoding.JSON, flags)
-        finally:
-            nodes.free_all(tree)
+        encoding = _encoding_of(document)
+        name = _first_member(document) if encoding is Encoding.JSON else None
+        if name is not None and self._free_notifications.get(name):
+            with self._contexts.borrow() as ctx:
+                canonical = self._canonical(ctx, document, encoding, None)
+        else:
+            canonical = self._canonical(self.ctx, document, encoding, name)
         with self._lock:  # before the bus's own guard, as subscribe takes them
             return self.bus.publish(stream, canonical)
 
-    def _validate_notification(self, tree: nodes.Node, dep: nodes.Node) -> None:
+    def _canonical(self, ctx: Any, document: str, encoding: Encoding, name: str | None) -> str:
+        """The validated notification as libyang prints it. In the core's context (``ctx``
+        is self.ctx) it also learns whether the notification named ``name`` reads running."""
+        tree, notification = nodes.parse_op(ctx, document, encoding, _NOTIF)
+        try:
+            reads = ctx != self.ctx or self._notification_reads_running(notification)
+            if ctx == self.ctx and name is not None and notification == tree:  # top-level
+                self._free_notifications[name] = not reads
+            if ctx != self.ctx or not reads:
+                self._validate_notification(ctx, tree, None)
+            else:
+                with self._lock:
+                    self._validate_notification(ctx, tree, self.running.first[0])
+            flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
+            return nodes.print_tree(tree, Encoding.JSON, flags)
+        finally:
+            nodes.free_all(tree)
+
+    @staticmethod
+    def _validate_notification(ctx: Any, tree: nodes.Node, dep: nodes.Node) -> None:
         if nodes.lib.lyd_validate_op(tree, dep or nodes.ffi.NULL, _NOTIF, nodes.ffi.NULL):
-            raise nodes.fail(self.ctx)
+            raise nodes.fail(ctx)
 
     def _notification_reads_running(self, notification: nodes.Node) -> bool:
         """Whether the notification's validation needs running; asked once per schema node."""
@@ -464,6 +482,15 @@ _NOTIF = nodes.lib.LYD_TYPE_NOTIF_YANG
 
 def _encoding_of(document: str) -> Encoding:
     return Encoding.XML if document.lstrip().startswith("<") else Encoding.JSON
+
+
+_MEMBER = re.compile(r'\A\s*\{\s*"([^"\\]+)"\s*:')
+
+
+def _first_member(document: str) -> str | None:
+    """The first member name of a JSON document (a notification's ``module:name``)."""
+    found = _MEMBER.match(document)
+    return None if found is None else found.group(1)
 
 
 class _TestOnlyError(Exception):

@@ -153,3 +153,30 @@ def test_concurrent_invocations_answer_each_their_own(core: Core) -> None:
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_a_notification_known_not_to_read_running_is_checked_in_a_twin_as_strictly(
+    core: Core,
+) -> None:
+    """The first alarm teaches the core that alarm reads no configuration; later ones are
+    parsed in a twin and must be printed and refused exactly as the first was."""
+    subscription = core.subscribe("NETCONF")
+    first = core.publish("NETCONF", '{"core-test:alarm": {"level": 2}}')
+    second = core.publish("NETCONF", '{"core-test:alarm": {"level": 2}}')
+    assert second.document == first.document
+    for bad, tag in (
+        ('{"core-test:alarm": {"level": 9}}', "invalid-value"),
+        ('{"core-test:alarm": {}}', "missing-element"),
+        ('{"core-test:alarm": {"level": 2, "other": 1}}', "unknown-element"),
+    ):
+        with pytest.raises(CatsError) as caught:
+            core.publish("NETCONF", bad)
+        assert caught.value.items[0].tag == tag, bad
+    third = core.publish("NETCONF", '{"core-test:alarm": {"level": 3}}')
+    subscription.close()
+    assert [json.loads(n.document) for n in subscription] == [
+        {"core-test:alarm": {"level": 2}},
+        {"core-test:alarm": {"level": 2}},
+        {"core-test:alarm": {"level": 3}},
+    ]
+    assert third.document != first.document
