@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,6 +35,8 @@ from tools.bench.common import stop
 pytestmark = pytest.mark.functional
 
 SM = "ietf-cats-service-metrics"
+AS = "ietf-cats-agent-selection"
+CANDIDATES = ("188.3.67.3:67", "188.3.67.3:68", "188.3.67.4:69", "188.3.67.4:70")
 CNMA = ("cnma", "cnma-secret")
 EXAMPLE = ROOT / "docs" / "examples" / "cnma-7.1.toml"
 CF2, CF3 = "188.3.67.3", "188.3.67.4"
@@ -42,10 +45,13 @@ WAIT_S = 20.0
 
 
 def seed() -> dict[str, Any]:
-    """The admin and the C-NMA's own user."""
+    """The admin, the C-NMA's own user, and the example's instances as agent-selection
+    candidates of the C-PS (so that it accepts their forwarding view, MSG-7)."""
     document = admin_users()
     users: Any = document["ietf-system:system"]
     users["authentication"]["user"].append({"name": CNMA[0], "password": hash_password(CNMA[1])})
+    candidates = [{"csci-id": csci, "cs-id": "ARS"} for csci in CANDIDATES]
+    document[f"{AS}:agent-selection"] = {"candidates": {"candidate": candidates}}
     return document
 
 
@@ -215,8 +221,10 @@ def test_reports_section_7_1_then_delta_then_heartbeat(server: Server, folder: P
         assert int(nst(server)[CF3]["sequence"]) > int(first)
         time.sleep(HEARTBEAT / 3)  # several intervals without a change: nothing is sent
         assert counts(server) == (3, 5)
-        assert "does not serve advertise-forwarding-view" in cnma.stderr()
-        assert cnma.process.poll() is None  # MSG-7 refused, the C-NMA keeps running
+        log = cnma.stderr()
+        assert re.search(rf"forwarding view \d+: {len(CANDIDATES)} candidates", log)  # MSG-7
+        assert "advertise-forwarding-view refused" not in log
+        assert "does not serve advertise-forwarding-view" not in log
 
 
 def test_bad_reload_is_refused_and_the_agent_keeps_reporting(server: Server, folder: Path) -> None:
@@ -325,7 +333,26 @@ def test_reports_over_netconf(server: Server, folder: Path) -> None:
         wait_for(lambda: counts(server)[0] > reports, cnma)
         wait_for(lambda: delay(server, CF2) == 9, cnma)
         assert ms(nst(server)[CF3]["network-delay"]) == 6
-        wait_for(lambda: "does not serve advertise-forwarding-view" in cnma.stderr(), cnma)
+        accepted = rf"forwarding view \d+: {len(CANDIDATES)} candidates"
+        wait_for(lambda: re.search(accepted, cnma.stderr()) is not None, cnma)
+
+
+def test_a_refused_forwarding_view_is_logged_and_the_reports_go_on(
+    server: Server, folder: Path
+) -> None:
+    """An instance the C-PS has not configured as a candidate: MSG-7 is refused naming it,
+    the C-NMA logs the refusal, keeps running and keeps reporting the NST."""
+
+    def unknown_candidate(document: dict[str, Any]) -> None:
+        document["topology"]["candidates"].append({"csci-id": "188.3.67.4:71", "egress": CF3})
+
+    reports = counts(server)[0]
+    config = configuration(server, folder, change=unknown_candidate)
+    with running_cnma(config, folder / "state") as cnma:
+        wait_for(lambda: "advertise-forwarding-view refused" in cnma.stderr(), cnma)
+        assert "188.3.67.4:71" in cnma.stderr()
+        wait_for(lambda: counts(server)[0] > reports + 1, cnma, timeout=HEARTBEAT + 2)
+        assert cnma.process.poll() is None
 
 
 def test_wrong_password_is_logged_and_retried(server: Server, folder: Path) -> None:
