@@ -20,6 +20,7 @@ from typing import Any
 import requests
 
 from controller.auth import hash_password
+from controller.demo import episode
 from controller.demo import topology as t
 from controller.demo.client import Restconf, http_ok, post_json
 from controller.demo.expect import Decision
@@ -33,13 +34,35 @@ Entries = dict[str, dict[str, Any]]
 @dataclass(frozen=True)
 class BedSettings:
     """Where the state goes, the passwords, the C-PS's heartbeat interval (s), and whether
-    the forwarders are started too."""
+    the forwarders are started too, and the agent selection of the step-30 episode (the site
+    C-SMAs answering for its candidates over NETCONF, the C-PS configured for them)."""
 
     folder: Path
     admin_password: str = "cats-demo"
     agent_password: str = "agent-secret"
     heartbeat: int = 2
     forwarders: bool = False
+    agents: bool = False
+
+
+@dataclass(frozen=True)
+class CsmaPorts:
+    """A site C-SMA's RESTCONF port and NETCONF port (0: none)."""
+
+    restconf: int
+    netconf: int = 0
+
+
+@dataclass(frozen=True)
+class Addresses:
+    """Where the processes listen, chosen before any starts: the C-PS's ports, the SCIs'
+    CSCI-IDs by label, the C-SMAs' ports by site, the episode's candidates' CSCI-IDs by
+    letter (none without agents)."""
+
+    ports: dict[str, int]
+    csci_ids: dict[str, str]
+    csmas: dict[str, CsmaPorts]
+    locators: dict[str, str]
 
 
 @dataclass
@@ -75,6 +98,8 @@ class Bed:
     cnma: Child
     cnma_path: Path
     forwarders: dict[str, RunningForwarder] = field(default_factory=dict)
+    csmas: dict[str, CsmaPorts] = field(default_factory=dict)
+    locators: dict[str, str] = field(default_factory=dict)  # the episode's B and C: CSCI-IDs
     sessions: dict[str, requests.Session] = field(default_factory=dict)
 
     def csci(self, label: str) -> str:
@@ -196,13 +221,17 @@ def brief(table: Entries) -> dict[str, str]:
     }
 
 
-def _start_cps(
-    launcher: Launcher, settings: BedSettings, ports: dict[str, int], csci_ids: dict[str, str]
-) -> Child:
+def _start_cps(launcher: Launcher, settings: BedSettings, where: Addresses) -> Child:
     users = {"admin": settings.admin_password, "cnma": settings.agent_password}
     users |= {site.csma: settings.agent_password for site in t.SITES}
+    if settings.agents:
+        users[episode.GATEWAY_USER] = settings.agent_password
     hashes = {name: hash_password(password) for name, password in users.items()}
-    seed = t.cps_seed(hashes, csci_ids, settings.heartbeat)
+    seed = t.cps_seed(hashes, where.csci_ids, settings.heartbeat)
+    if settings.agents:
+        netconf = {site: p.netconf for site, p in where.csmas.items()}
+        seed = episode.with_agent_selection(seed, netconf, settings.agent_password, where.locators)
+    ports = where.ports
     path = t.write_json(settings.folder / "cps-init.json", seed)
     return launcher.start("cps", [
         "serve", "--state-dir", str(settings.folder / "cps"), "--init-data", str(path),
@@ -210,19 +239,25 @@ def _start_cps(
     ])  # fmt: skip
 
 
-def _start_csmas(
-    launcher: Launcher, settings: BedSettings, cps: str, csci_ids: dict[str, str]
-) -> dict[str, int]:
-    ports = {}
+def _csma_ports(settings: BedSettings) -> dict[str, CsmaPorts]:
+    """The ports of each site's C-SMA: NETCONF too when it answers for agent state."""
+    return {
+        site.site: CsmaPorts(free_port(), free_port() if settings.agents else 0) for site in t.SITES
+    }
+
+
+def _start_csmas(launcher: Launcher, settings: BedSettings, cps: str, where: Addresses) -> None:
+    password = settings.agent_password
     for site in t.SITES:
-        port = ports[site.site] = free_port()
-        config = t.csma_config(site, cps, settings.agent_password, csci_ids)
+        config = t.csma_config(site, cps, password, where.csci_ids)
+        if settings.agents:
+            config = episode.with_agent_csma(config, site, password, where.locators)
         path = t.write_json(settings.folder / f"{site.csma}.json", config)
+        port = where.csmas[site.site]
         launcher.start(site.csma, [
             "csma", "--config", str(path), "--state-dir", str(settings.folder / site.csma),
-            "--restconf-port", str(port), "--netconf-port", "0",
+            "--restconf-port", str(port.restconf), "--netconf-port", str(port.netconf),
         ])  # fmt: skip
-    return ports
 
 
 def _start_scis(
@@ -272,27 +307,37 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
             for spec in sci.spec.instances:
                 port = sci.instance_ports[spec.name]
                 launcher.start(spec.name, t.instance_args(spec, port))
+        locators = {}
+        for placed in episode.CANDIDATES if settings.agents else ():
+            port = free_port(placed.address)
+            locators[placed.letter] = f"{placed.address}:{port}"
+            launcher.start(f"agent-{placed.letter}", episode.instance_args(placed, port))
         password = settings.agent_password
         forwarders = (
             start_forwarders(launcher, settings.folder, password) if settings.forwarders else {}
         )
-        _start_cps(launcher, settings, ports, csci_ids)
+        csmas = _csma_ports(settings)
+        where = Addresses(ports, csci_ids, csmas, locators)
+        _start_cps(launcher, settings, where)
         cps_url = f"http://127.0.0.1:{ports['restconf']}/restconf"
         cps = Restconf(cps_url, "admin", settings.admin_password)
         _ready(launcher, "the C-PS", lambda: listening(ports["restconf"]) and cps.up())
-        csmas = _start_csmas(launcher, settings, cps_url, csci_ids)
+        _start_csmas(launcher, settings, cps_url, where)
         cnma_path = t.write_json(
             settings.folder / "cnma.json", t.cnma_config(cps_url, settings.agent_password)
         )
         cnma = launcher.start("cnma", [
             "cnma", "--config", str(cnma_path), "--state-dir", str(settings.folder / "cnma"),
         ])  # fmt: skip
-        _ready(launcher, "the C-SMAs", lambda: all(listening(p) for p in csmas.values()))
+        _ready(launcher, "the C-SMAs", lambda: all(
+            listening(p.restconf) and (not p.netconf or listening(p.netconf))
+            for p in csmas.values()
+        ))  # fmt: skip
         _ready(launcher, "the service instances", lambda: all(
             http_ok(f"http://127.0.0.1:{p}/health")
             for s in scis for p in s.instance_ports.values()
-        ))  # fmt: skip
-        _start_scis(launcher, settings, csmas, scis)
+        ) and all(http_ok(f"http://{loc}/health") for loc in locators.values()))  # fmt: skip
+        _start_scis(launcher, settings, {k: p.restconf for k, p in csmas.items()}, scis)
         _ready(launcher, "the SCIs", lambda: all(
             http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis
         ))  # fmt: skip
@@ -300,7 +345,9 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
             forwarder_up(f, password) for f in forwarders.values()
         ))  # fmt: skip
         labelled = {s.spec.label: s for s in scis}
-        bed = Bed(settings, launcher, cps, ports, labelled, cnma, cnma_path, forwarders)
+        bed = Bed(
+            settings, launcher, cps, ports, labelled, cnma, cnma_path, forwarders, csmas, locators
+        )
         try:
             yield bed
         finally:

@@ -7,7 +7,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-STAGE_KEYS = "ABCDRF"
+STAGE_KEYS = "ABCDRFG"
 ACCESS_MS = 2  # the ingress -> P1 link: no path is shorter
 
 
@@ -28,10 +28,22 @@ def _milliseconds(text: str) -> str:
     return text
 
 
+def _positive_ms(text: str) -> str:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal(0)
+    if not value.is_finite() or value <= 0 or value != round(value, 3):
+        raise argparse.ArgumentTypeError(f"expected milliseconds > 0 (3 decimals), got {text!r}")
+    return text
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from controller.demo.run import DemoOptions, run_demo  # noqa: PLC0415 - light start-up
 
-    options = DemoOptions(args.state_dir, args.keep, args.only, args.congested_delay)
+    options = DemoOptions(
+        args.state_dir, args.keep, args.only, args.congested_delay, args.b_path_delay
+    )
     return run_demo(options, sys.stdout)
 
 
@@ -40,7 +52,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     demo = commands.add_parser(
         "demo",
         help="run the end-to-end demonstration on loopback (service-metrics-op scenarios A-D, "
-        "steering through the forwarders)",
+        "steering through the forwarders, an agent session of the agent draft)",
     )
     demo.add_argument(
         "--state-dir", type=Path, metavar="DIR", help="state and logs (default: a fresh one)"
@@ -61,5 +73,12 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default="20",
         metavar="MS",
         help="CF-3's path delay during scenario B's congestion (the draft's 20 ms)",
+    )
+    demo.add_argument(
+        "--b-path-delay",
+        type=_positive_ms,
+        default="400",
+        metavar="MS",
+        help="the p95 forwarding delay to candidate B in stage G (the draft's 400 ms)",
     )
     demo.set_defaults(handler=_cmd_demo)

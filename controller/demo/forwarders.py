@@ -25,6 +25,7 @@ ST = "ietf-cats-steering"
 USER = "cps"  # the C-PS's user at the forwarders
 INGRESS_NAME = "ingress"
 CS_IDS = ("ARS",)  # the services whose traffic enters at the ingress
+AGENT_CS_ID = "agent"  # the agent sessions' service, handled there too when stage G plays
 RECONCILE_S = 5  # the C-PS compares each forwarder's configuration this often
 Json = dict[str, Any]
 
@@ -98,9 +99,11 @@ def start_forwarders(
     return running
 
 
-def inventory(forwarders: dict[str, RunningForwarder], password: str) -> Json:
+def inventory(forwarders: dict[str, RunningForwarder], password: str, *, agents: bool) -> Json:
     """The C-PS's ``ietf-cats-steering:forwarders``: every forwarder with its credentials,
-    the ingress with its NST identifier and the CS-IDs it handles."""
+    the ingress with its NST identifier and the CS-IDs it handles (the agent service too
+    with ``agents``: its sessions' commitments become rules there)."""
+    cs_ids = [*CS_IDS, AGENT_CS_ID] if agents else list(CS_IDS)
     items = []
     for forwarder in forwarders.values():
         spec = forwarder.spec
@@ -113,7 +116,7 @@ def inventory(forwarders: dict[str, RunningForwarder], password: str) -> Json:
             "role": [spec.role],
         }
         if spec.role == "ingress":
-            item |= {"ingress-id": spec.forwarder_id, "cs-id": list(CS_IDS)}
+            item |= {"ingress-id": spec.forwarder_id, "cs-id": cs_ids}
         items.append(item)
     return {
         f"{ST}:forwarders": {
@@ -140,6 +143,13 @@ def forwarder_up(forwarder: RunningForwarder, password: str) -> bool:
         steering(forwarder, password)
         return True
     return False
+
+
+def rules(document: Json, session_id: str) -> list[Json]:
+    """The ``rule`` entries of a ``steering`` read that match a session (agent draft MSG-10)."""
+    return [
+        r for r in document.get("rule", []) if r.get("match", {}).get("session-id") == session_id
+    ]
 
 
 def service(document: Json, cs_id: str) -> Json:

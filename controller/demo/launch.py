@@ -129,6 +129,21 @@ class Launcher:
         self.children.append(child)
         return child
 
+    def run(self, name: str, arguments: Sequence[str], timeout: float) -> tuple[int, str]:
+        """``python -m controller.cli ARGUMENTS`` to its end: its exit status and its log.
+        Stopped (and :class:`WaitTimeout`) after ``timeout`` seconds; once it has ended it is
+        no longer a child (:meth:`check_alive` does not report it)."""
+        child = self.start(name, arguments)
+        try:
+            code = child.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop(child)
+            raise WaitTimeout(f"{name} to finish", timeout, child.tail()) from None
+        finally:
+            if not child.alive():
+                self.children.remove(child)
+        return code, child.log.read_text(errors="replace")
+
     def stop(self, child: Child) -> None:
         """Stop one child now (it stays stopped; the block's end skips it)."""
         child.terminate()

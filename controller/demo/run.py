@@ -19,6 +19,7 @@ import requests
 
 from controller.demo.bed import Bed, BedSettings, start_bed
 from controller.demo.client import RestconfError
+from controller.demo.episode import CPS_USER, GATEWAY_USER, SESSION
 from controller.demo.forwarders import INGRESS_NAME, ST, USER
 from controller.demo.launch import WaitTimeout
 from controller.demo.stages import STAGES, check_model
@@ -33,12 +34,14 @@ FAILURES = (WaitTimeout, RestconfError, RuntimeError, requests.RequestException,
 
 @dataclass(frozen=True)
 class DemoOptions:
-    """The command line: state directory, --keep, the stages to play, scenario B's delay."""
+    """The command line: state directory, --keep, the stages to play, scenario B's delay,
+    the path delay to candidate B in stage G."""
 
     state_dir: Path | None = None
     keep: bool = False
     only: frozenset[str] = frozenset()
     congested_delay: str = "20"
+    b_path_delay: str = "400"
 
 
 class Printer:
@@ -122,7 +125,28 @@ def connect_lines(bed: Bed, password: str) -> list[str]:
             f"  netconf-console2 --host 127.0.0.1 --port {ingress.netconf} -u {USER} "
             f"-p {bed.settings.agent_password} --get-config -x /{ST}:steering",
         ]
-    return lines
+    return lines + agent_lines(bed, password)
+
+
+def agent_lines(bed: Bed, password: str) -> list[str]:
+    """How to look at the agent sessions (stage G), when it played."""
+    if not bed.locators:
+        return []
+    root, agent = f"{bed.cps.root}/data", "ietf-cats-agent-selection"
+    folder, secret = bed.settings.folder, bed.settings.agent_password
+    csma = next(iter(bed.csmas.values())).restconf
+    return [
+        f"  curl -s -u admin:{password} {root}/{agent}:agent-selection/sessions"
+        "   # decision records",
+        f"  curl -s -u admin:{password} {root}/{agent}:agent-selection/candidates",
+        f"  curl -s -u {CPS_USER}:{secret} "
+        f"http://127.0.0.1:{csma}/restconf/data/{agent}:agent-selection   # a C-SMA's state view",
+        f"  catsctl gateway {folder / 'step30-episode.json'} "
+        f"--cps-url {bed.cps.root} --username {GATEWAY_USER} "
+        f"--password-file {folder / 'gateway.password'} --check",
+        f"  (the session {SESSION} is closed; a copy of the description with another "
+        "session-id plays it again)",
+    ]
 
 
 def _wait_for_signal() -> None:
@@ -176,25 +200,28 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
 
 
 def _run(options: DemoOptions, say: Printer, began: float) -> int:
-    say("CATS controller demo: service-metrics-op section 7 on loopback")
+    say("CATS controller demo: service-metrics-op section 7 and agent-selection 8.4 on loopback")
     model = check_model()
     say("", "M. The model (YANG modules and yang/examples/)", *model.lines)
     say(*verdict("M", model.title, model.problems))
     steps = [model]
     stages = [s for s in STAGES if not options.only or s.key in options.only]
     with _folder(options, say) as (folder, failed), contextlib.ExitStack() as stack:
-        steered = any(s.key == "F" for s in stages)
+        agents = any(s.key == "G" for s in stages)
+        steered = agents or any(s.key == "F" for s in stages)
         more = ", 3 forwarders" if steered else ""
+        more += " (the C-SMAs also answering for agent state)" if agents else ""
         say("", f"S. Starting the C-PS, 5 service instances, 3 SCIs, 2 C-SMAs, a C-NMA{more} "
                 f"({folder})")  # fmt: skip
+        settings = BedSettings(folder, forwarders=steered, agents=agents)
         try:
-            bed = stack.enter_context(start_bed(BedSettings(folder, forwarders=steered)))
+            bed = stack.enter_context(start_bed(settings))
         except FAILURES as exc:
             say(*verdict("S", "the system starts", [str(exc)]))
             return 1
         say(f"  up in {time.monotonic() - began:.1f} s; the draft's names on loopback:")
         say(*legend(bed))
-        run = Run(bed, options.congested_delay)
+        run = Run(bed, options.congested_delay, options.b_path_delay)
         for stage in stages:
             done, going = play(stage, run, say)
             steps += done

@@ -1,12 +1,13 @@
 """The demo's stages in order: the model check (M, before anything starts), scenarios A-D,
 client requests through the selected SCI (R), the forwarders steered by the C-PS with client
-requests through the ingress forwarder (F, controller.demo.steer), and the part of issue 8
-still being built (the agent session), which says "not yet" rather than being faked. Each
-later part plugs in as one more :class:`Stage`.
+requests through the ingress forwarder (F, controller.demo.steer), and an agent session through
+the step-30 and tail-event episode of the agent draft (G, controller.demo.agent). Each part is
+one :class:`Stage`; a part not built yet would say "not yet" rather than being faked.
 """
 
 from __future__ import annotations
 
+from controller.demo.agent import AGENT_SESSION
 from controller.demo.scenarios import SCENARIOS
 from controller.demo.steer import STEERING
 from controller.demo.steps import Run, Stage, Step
@@ -75,12 +76,5 @@ STAGES: tuple[Stage, ...] = (
     *SCENARIOS,
     Stage("R", "Client requests (sci-implementation 3, 6)", (requests_land,)),
     STEERING,
-    Stage(
-        "G",
-        "Agent session: step 30 and the tail event (agent-selection-mapping)",
-        not_yet=(
-            "the C-PS side of agent selection and the agent gateway are being built; the "
-            "session's decision records will be printed here"
-        ),
-    ),
+    AGENT_SESSION,
 )

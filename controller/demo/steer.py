@@ -194,7 +194,8 @@ def steering_installed(run: Run) -> Step:
     """7.2 at the ingress: the C-PS writes its selection, requests land behind SCI-3."""
     sci1, sci3 = _ars(run)
     ready_71(run)
-    document = inventory(run.bed.forwarders, run.bed.settings.agent_password)
+    settings = run.bed.settings
+    document = inventory(run.bed.forwarders, settings.agent_password, agents=settings.agents)
     began = time.monotonic()
     run.bed.cps.put(f"{ST}:forwarders", document)
     expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))

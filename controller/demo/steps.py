@@ -34,12 +34,15 @@ class Step:
 
 @dataclass
 class Run:
-    """The running system, the demo's options, and what earlier steps measured."""
+    """The running system, the demo's options, what earlier steps measured, and what they
+    found for later steps of their stage (``seen``, by name)."""
 
     bed: Bed
     congested_delay: str = "20"
+    b_path_delay: str = "400"
     measured: dict[str, Decimal] = field(default_factory=dict)
     last: Decision | None = None
+    seen: dict[str, Any] = field(default_factory=dict)
 
 
 StepFn = Callable[[Run], Step]

@@ -1,9 +1,11 @@
 """``catsctl demo`` as a user runs it: a real process, its exit code and what it prints.
 
 The demo starts the C-PS, service instances, SCIs, C-SMAs, a C-NMA and three forwarders on
-loopback and plays service-metrics-op section 7; these tests assert on the outcomes it prints
-(who wins, which reason excludes, which fallback level, behind which SCI the client requests
-sent through the ingress forwarder landed), not on the measured Computing Times.
+loopback, plays service-metrics-op section 7 and runs ``catsctl gateway`` through the step-30
+episode of the agent draft; these tests assert on the outcomes it prints (who wins, which
+reason excludes, which fallback level, behind which SCI the client requests sent through the
+ingress forwarder landed; which agent instance is kept and why, the tail event's degradation,
+the commitment's steering rule), not on the measured Computing Times.
 """
 
 from __future__ import annotations
@@ -67,6 +69,54 @@ def held(block: str) -> str | None:
     return found.group(1) if found else None
 
 
+def row(block: str, first: str) -> list[str]:
+    """The cells of the table row of a block that starts with ``first``."""
+    for line in block.splitlines():
+        cells = [cell.strip() for cell in line.split("|")]
+        if cells[0] == first:
+            return cells
+    raise AssertionError(f"no row {first!r} in:\n{block}")
+
+
+def assert_the_agent_session_went_as_the_draft_says(blocks: dict[str, str]) -> None:
+    """Stage G: the episode of 8.4 and the comparison of 6.8, the rule, the close."""
+    assert "exited 0 in " in blocks["G1"]
+    assert ": 0 failed RPCs, 0 unmet expectations" in blocks["G1"]
+    assert row(blocks["G1"], "1")[1:5] == ["dp1-session-admission", "29", "move", "C"]
+    assert row(blocks["G1"], "2")[1:5] == ["t1-step-boundary", "30", "keep", "C"]
+    assert row(blocks["G1"], "3")[1:5] == ["t8-tail-event", "30", "keep", "C"]
+    assert "held by the stability rules (8.3)" in blocks["G1"]
+    # the commitment is one active rule at the ingress; a request of step 30 reaches C only
+    rule = row(blocks["G2"], "cm-s-episode-1")
+    assert rule[1:3] == ["agent", "s-episode steps 29-30"]
+    assert re.fullmatch(r"C 127\.3\.67\.4:\d+", rule[3]), rule
+    assert rule[4:] == ["188.3.67.4", "600 s", "active"]
+    landed = r"200, CATS-CSCI-Id 127\.3\.67\.4:\d+, CATS-Commitment-Id cm-s-episode-1; served by "
+    landed += "B 0, C 1"
+    assert re.search(landed, blocks["G2"]), blocks["G2"]
+    # 6.8: B has more free capacity and computes faster, but the state costs a 3 s transfer
+    assert row(blocks["G3"], "B") == ["B", "0.6", "400", "600", "7.5 GB", "3008.4", "132000",
+                                      "3008.4", "-1.30084"]  # fmt: skip
+    assert row(blocks["G3"], "C (selected)")[1:8] == ["0.2", "400", "750", "0 B", "0", "0", "0"]
+    # 8.4 T8: the reduced retrieval set, no migration
+    assert "still running after 4000 ms, expected 100 ms: acted on" in blocks["G4"]
+    assert (
+        "fallback rung degrade-within-class; degradation applied: truncated-working-set"
+        in (blocks["G4"])
+    )
+    assert row(blocks["G4"], "docs-extra")[2:] == ["45 MB", "no", "left behind"]
+    assert [row(blocks["G4"], key)[-1] for key in ("ctx", "docs-core", "plan")] == ["kept"] * 3
+    assert "no handoff: no reserve-state at csma-ss2 or csma-ss3" in blocks["G4"]
+    # close: accounting, release at C's C-SMA only, the rule removed
+    assert (
+        "the session is closed; accounting of turn 1 step 30: time 4600 ms, tokens 2400"
+        in (blocks["G5"])
+    )
+    assert "csma-ss3: release-state for C (ctx, docs-core, plan)" in blocks["G5"]
+    assert "csma-ss2: release-state" not in blocks["G5"]
+    assert "the ingress forwarder no longer holds a rule for the session" in blocks["G5"]
+
+
 def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     result, elapsed = demo()
     out = result.stdout
@@ -74,7 +124,7 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     assert elapsed < 60, f"the demo took {elapsed:.1f} s"
     blocks = steps(out)
     assert list(blocks) == ["M", "A", "B1", "B2", "C1", "C2", "C3", "C4", "D1", "D2", "D3",
-                            "D4", "R", "F1", "F2", "F3"]  # fmt: skip
+                            "D4", "R", "F1", "F2", "F3", "G1", "G2", "G3", "G4", "G5"]  # fmt: skip
     assert all(f"  PASS {step}: " in block for step, block in blocks.items())
     for step, winner in WINNERS.items():
         assert f"-> selected {winner} via " in blocks[step], blocks[step]
@@ -97,20 +147,25 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
         assert landed(blocks[step]) == expected | {"SCI-2": (0, 0)}, blocks[step]
         assert "C-PS southbound to the ingress: connected, in-sync true" in blocks[step]
     assert "    ingress   | 10.0.0.1     | ingress | http://127.0.0.1:" in out
-    assert out.count("  not yet: ") == 1  # the agent session, not faked
-    assert "16/16 steps passed (all passed)" in out
+    assert_the_agent_session_went_as_the_draft_says(blocks)
+    assert "not yet" not in out  # every part of issue 8 is built
+    assert "21/21 steps passed (all passed)" in out
     assert "State and logs kept" not in out  # the fresh state directory is removed
 
 
 def test_a_scenario_whose_outcome_does_not_happen_fails_the_demo(tmp_path: Path) -> None:
     """Scenario B without congestion (CF-3 stays at 6 ms): SCI-1 does not win, as the draft
-    says it would at 20 ms, so B1 and F2 fail and the demo exits non-zero; the requests of F2
-    still follow the decision actually taken (SCI-3)."""
-    result, _ = demo("--only", "BF", "--congested-delay", "6", "--state-dir", str(tmp_path))
+    says it would at 20 ms, so B1 and F2 fail; the requests of F2 still follow the decision
+    actually taken (SCI-3). The agent session with B's path at 50 ms instead of 400: B's
+    advantage now outweighs the state it lacks, the session goes to B, unlike in the draft,
+    so the gateway's expectations and G1-G5 fail, while the rule and the request follow the
+    commitment actually made (B). The demo exits non-zero."""
+    result, _ = demo("--only", "BFG", "--congested-delay", "6", "--b-path-delay", "50",
+                     "--state-dir", str(tmp_path))  # fmt: skip
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
     blocks = steps(out)
-    assert list(blocks) == ["M", "B1", "B2", "F1", "F2", "F3"]
+    assert list(blocks) == ["M", "B1", "B2", "F1", "F2", "F3", "G1", "G2", "G3", "G4", "G5"]
     assert "  FAIL B1: network congestion, CF-3 at 6 ms: SCI-1 wins" in blocks["B1"]
     assert f"-> selected {SCI3} via " in blocks["B1"]
     assert re.search(r"- selected CSCI-ID is 127\.3\.67\.4:\d+, expected 127\.3\.67\.3:", out)
@@ -120,6 +175,16 @@ def test_a_scenario_whose_outcome_does_not_happen_fails_the_demo(tmp_path: Path)
     assert landed(blocks["F2"]) == {"SCI-1": (0, 0), "SCI-2": (0, 0), "SCI-3": (10, 10)}
     assert "  PASS F1: " in blocks["F1"]
     assert "  PASS F3: " in blocks["F3"]
-    assert "4/6 steps passed (2 FAILED)" in out
+    assert "the draft's numbers; B's path 50 ms" in blocks["G1"]
+    assert "exited 1 in " in blocks["G1"]
+    assert re.search(r"- the gateway: expect FAILED: sessions\[0\]\.admission\.expect\."
+                     r"decisions\[0\]\.selected: expected 127\.3\.67\.4:\d+, got "
+                     r"127\.3\.67\.3:\d+", out)  # fmt: skip
+    assert all(f"  FAIL G{n}: " in blocks[f"G{n}"] for n in range(1, 6))
+    assert re.search(r"CATS-Commitment-Id cm-s-episode-1; served by B 1, C 0", blocks["G2"])
+    assert "- the rule's egress is 188.3.67.3, expected 188.3.67.4" in out  # after FAIL G2
+    assert "- csma-ss3 did not release C's state once" in out
+    assert "4/11 steps passed (7 FAILED)" in out
     logs = {path.name for path in tmp_path.glob("*.log")}
-    assert {"cps.log", "cnma.log", "csma-ss3.log", "SCI-3.log", "forwarder-ingress.log"} <= logs
+    assert {"cps.log", "cnma.log", "csma-ss3.log", "SCI-3.log", "forwarder-ingress.log",
+            "gateway.log", "agent-C.log"} <= logs  # fmt: skip

@@ -2,136 +2,47 @@
 
 The numbers are those of tests/unit/selection/mapping/test_worked_examples.py (the pure
 core's), written as a gateway, a C-SMA and a C-NMA would send them: milliseconds, bytes,
-date-and-time. ``now`` is the time the advertisements are stamped with.
+date-and-time. ``now`` is the time the advertisements are stamped with. The candidates, the
+configuration and the advertisements are built by controller.demo.drafts (the demo's stage G
+plays the step-30 episode with them) and re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from typing import Any
 
-Json = dict[str, Any]
-AS = "ietf-cats-agent-selection"
-GB = 1e9
-TENANT = "tenant-1"
-SERVICE = "agent"
-WINDOW_MS = "60000"
+from controller.demo.drafts import (
+    AS,
+    CPS_LOGIN,
+    GB,
+    SERVICE,
+    TENANT,
+    WINDOW_MS,
+    Json,
+    Spec,
+    c_sma,
+    capability,
+    computing,
+    config,
+    dist,
+    episode,
+    forwarding,
+    iso,
+    meta,
+    ms,
+)
+
+__all__ = [
+    "AS", "CPS_LOGIN", "GB", "SERVICE", "TENANT", "WINDOW_MS", "Json", "Spec", "c_sma",
+    "capability", "computing", "config", "dist", "episode", "forwarding", "iso", "meta", "ms",
+]  # fmt: skip
 RETRIEVAL = "192.0.2.0/24"
-
-
-def iso(epoch: float) -> str:
-    """yang:date-and-time of epoch seconds."""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def ms(seconds: float) -> str:
-    """Seconds as a milliseconds decimal64."""
-    return f"{seconds * 1000:.3f}"
-
-
-def meta(now: float, source: str) -> Json:
-    """Fresh, attributed, asserted metadata (freshness bound 10 min)."""
-    return {"collected-at": iso(now), "freshness-bound": "600000", "source": source,
-            "confidence": "asserted"}  # fmt: skip
-
-
-def dist(p95: float, median: float | None = None) -> Json:
-    """A latency-distribution with median and p95 over the 60 s window."""
-    return {"median": ms(p95 / 2 if median is None else median), "p95": ms(p95),
-            "window": WINDOW_MS}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One candidate of an example (the knobs of the core tests' builder)."""
-
-    csci_id: str
-    tier: str = "capable"
-    delay: float = 0.010
-    bw: float = 2.5 * GB
-    rtt: float = 0.008
-    wait: float = 0.1
-    latency: float = 0.5
-    prefill: float = 10_000.0
-    hbm_free: float = 40 * GB
-    weights: float = 15.23 * GB
-    free_capacity: float | None = None
-    holds: tuple[str, ...] = ()
-    service: str = SERVICE
-
-
-CPS_LOGIN = ("cps", "cps-secret")  # how the C-PS logs in at the C-SMAs (SSH password)
-
-
-def c_sma(port: int, name: str = "csma-1", login: tuple[str, str] = CPS_LOGIN) -> Json:
-    """The ``c-sma`` container of a candidate: a C-SMA on loopback and the C-PS's login."""
-    return {"name": name, "address": "127.0.0.1", "port": port, "username": login[0],
-            "password": login[1]}  # fmt: skip
-
-
-def config(
-    specs: list[Spec], csma: int | Callable[[Spec], Json], context: Json | None = None
-) -> Json:
-    """agent-selection configuration: tiers, context, candidates behind one C-SMA (its
-    NETCONF port) or behind the C-SMA that ``csma`` names for each."""
-    route = (lambda _: c_sma(csma)) if isinstance(csma, int) else csma
-    candidates = [
-        {"csci-id": s.csci_id, "cs-id": s.service, "region": "R", "trusted": True,
-         "c-sma": route(s)}
-        for s in specs
-    ]  # fmt: skip
-    tiers = [{"name": "small", "rank": 1}, {"name": "capable", "rank": 2},
-             {"name": "large", "rank": 3}]  # fmt: skip
-    return {
-        "capability-tiers": {"capability-tier": tiers},
-        "selection-context": context or {},
-        "candidates": {"candidate": candidates},
-    }
-
 
 CONTEXT_68: Json = {
     "stability": {"min-interval": "60000", "min-improvement": "0.05"},
     "look-ahead-horizon": 10,
 }
-
-
-def computing(spec: Spec, now: float) -> Json:
-    """The computing container of one advertise-capability candidate."""
-    m = meta(now, "c-sma-1")
-    accelerator: Json = {"precision": [f"{AS}:bf16", f"{AS}:fp8"],
-                         "memory-free": str(int(spec.hbm_free)), **m}  # fmt: skip
-    if spec.free_capacity is not None:
-        accelerator["free-capacity"] = f"{spec.free_capacity:.4f}"
-    modes = ["request-response", "streaming", "tool-call", "fan-out"]
-    return {
-        "capability": {"tier-offered": spec.tier, "context-window": "200000",
-                       "mode": [f"{AS}:{x}" for x in modes], **m},
-        "accelerator": accelerator,
-        "waiting-work": {"queue-delay": {**dist(spec.wait), **m}, **m},
-        "token-rate": {"prefill-rate": f"{spec.prefill:.3f}", **m},
-        "step-latency": {**dist(spec.latency), **m},
-        "artifact": {"weights-bytes": str(int(spec.weights)), "resident": True,
-                     "load-rate": "2000", **m},
-    }  # fmt: skip
-
-
-def capability(specs: list[Spec], now: float, sequence: int = 1) -> Json:
-    """advertise-capability (MSG-4) of the C-SMA for every candidate."""
-    return {"c-sma": "c-sma-1", "sequence-number": str(sequence),
-            "candidate": [{"csci-id": s.csci_id, "computing": computing(s, now)}
-                          for s in specs]}  # fmt: skip
-
-
-def forwarding(specs: list[Spec], now: float, sequence: int = 1) -> Json:
-    """advertise-forwarding-view (MSG-7): one path per candidate, p95 delay, median rtt."""
-    m = meta(now, "c-nma-1")
-    return {"c-nma": "c-nma-1", "sequence-number": str(sequence),
-            "candidate": [{"csci-id": s.csci_id, "path-set": {"path": [
-                {"path-id": "p1", "egress-capacity": str(int(s.bw)),
-                 "delay": {**dist(s.delay, s.rtt), **m}, "region": ["R"], **m}]}}
-                for s in specs]}  # fmt: skip
 
 
 def element(key: str, cls: str, size: float, tokens: int, **extra: Any) -> Json:
@@ -194,16 +105,6 @@ def descriptor_68(session: str, step: int, service: str = SERVICE) -> Json:
 PLAN = element("plan", "plan-scratch-state", 1e6, 4_000)
 CORE_DOCS = element("docs-core", "retrieved-material", 5e6, 1_000)
 EXTRA_DOCS = element("docs-extra", "retrieved-material", 45e6, 9_000, sufficient=False)
-
-
-def episode() -> list[Spec]:
-    """B reports more free capacity; C holds the whole working set."""
-    return [
-        Spec("B", delay=0.4, wait=0.10, free_capacity=0.6, prefill=1_000.0, hbm_free=24 * GB,
-             holds=("docs-core", "docs-extra")),
-        Spec("C", delay=0.4, wait=0.25, free_capacity=0.2, hbm_free=20 * GB,
-             holds=("ctx", "docs-core", "docs-extra", "plan")),
-    ]  # fmt: skip
 
 
 def descriptor_episode(session: str, step: int, service: str = SERVICE) -> Json:
