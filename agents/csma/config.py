@@ -4,10 +4,10 @@ Top-level keys: ``name`` (the C-SMA's source id, default ``csma-SITE``), ``site`
 site, sent as report-service-metrics ``site``), ``state-dir``, ``[server]`` (its own RESTCONF
 and NETCONF listeners), ``[cps]`` (the C-PS's RESTCONF root and the C-SMA's credentials there),
 ``[reporting]`` (interval, heartbeat, aggregation, delta thresholds of service-metrics-op 8,
-SCI expiry), ``[[users]]`` (who may call the C-SMA: SCIs, the C-PS, operators),
-``[reservations]`` (validity window, per-session rate limit) and ``[[instances]]`` with their
-``[[instances.state]]`` seed of the state view (:mod:`agents.csma.config_state`). Every refusal
-names the file and the dotted key.
+SCI expiry, the Computing Time estimates of services not measured yet), ``[[users]]`` (who may
+call the C-SMA: SCIs, the C-PS, operators), ``[reservations]`` (validity window, per-session
+rate limit) and ``[[instances]]`` with their ``[[instances.state]]`` seed of the state view
+(:mod:`agents.csma.config_state`). Every refusal names the file and the dotted key.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ from agents.csma.config_state import (
 )
 from agents.csma.reservations import Policy
 from agents.csma.thresholds import Thresholds
+from agents.csma.values import CsId, Estimates
 
 DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"
 DEFAULT_STATE_DIR = Path("csma-state")
 _MAX_PORT = 65535
+_MAX_MS = Decimal("9223372036854775.807")  # decimal64, fraction-digits 3
 
 __all__ = ["ConfigError", "CsmaConfig", "InstanceConfig", "Role", "UserConfig", "load_config"]
 
@@ -58,6 +60,7 @@ class Reporting:
     sci_expiry: float | None = None  # seconds; default: each report's freshness bound
     forget_after: float = 60.0  # seconds a withdrawn SCI stays advertised with GAS 0
     min_interval: float = 0.1  # seconds at least between two reports (changes coalesce)
+    estimates: Estimates = field(default_factory=Estimates)  # ms, while nothing is measured
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,29 @@ def _thresholds(table: Table) -> Thresholds:
     )
 
 
+def _estimate(table: Table, name: str) -> Decimal | None:
+    """A Computing Time estimate in ms: positive (0 ms would win every selection), a
+    cats-t:milliseconds (decimal64, three fraction digits)."""
+    value: Decimal | None = table.decimal(name, None)
+    if value is not None and (
+        value <= 0 or value > _MAX_MS or value != value.quantize(Decimal("0.001"))
+    ):
+        raise table.error(name, f"expected a positive number of ms (3 decimals), got {value}")
+    return value
+
+
+def _estimates(table: Table) -> Estimates:
+    per_service = table.table("computing-time-estimates")
+    return Estimates(
+        _estimate(table, "computing-time-estimate"),
+        tuple(
+            (CsId(name), value)
+            for name in sorted(per_service.values)
+            if (value := _estimate(per_service, name)) is not None
+        ),
+    )
+
+
 def _reporting(table: Table) -> Reporting:
     table.allow(
         "interval",
@@ -140,6 +166,8 @@ def _reporting(table: Table) -> Reporting:
         "sci-expiry",
         "forget-after",
         "min-interval",
+        "computing-time-estimate",
+        "computing-time-estimates",
     )
     kind = table.text("heartbeat-kind", "heartbeat")
     if kind not in {"heartbeat", "full"}:
@@ -154,6 +182,7 @@ def _reporting(table: Table) -> Reporting:
         table.seconds("sci-expiry", None),
         table.seconds("forget-after", 60.0),
         float(table.decimal("min-interval", Decimal("0.1"))),
+        _estimates(table),
     )
 
 

@@ -52,7 +52,7 @@ def entry_json(entry: Entry, freshness_bound_ms: int) -> Json:
     doc["freshness-bound"] = f"{freshness_bound_ms}.000"
     if entry.source:
         doc["source"] = entry.source
-    doc["confidence"] = "derived" if entry.aggregated else "asserted"
+    doc["confidence"] = entry.confidence.value  # estimated: the Computing Time is not measured
     return doc
 
 

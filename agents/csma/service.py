@@ -87,6 +87,7 @@ class CsmaService:
         )
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
+        self._withheld: frozenset[EntryKey] = frozenset()  # logged already
 
     # -- lifecycle (controller.app Hosted) -------------------------------------------------
 
@@ -140,14 +141,32 @@ class CsmaService:
     # -- the site's entries and the sweeper ------------------------------------------------
 
     def entries(self) -> dict[EntryKey, Entry]:
-        """The entries to advertise now (per SCI, or aggregated per site and service)."""
+        """The entries to advertise now (per SCI, or aggregated per site and service).
+
+        An entry without a measured Computing Time carries the configured estimate
+        (``confidence estimated``); without an estimate it is withheld, and logged once until
+        it is measured or an estimate is configured (:mod:`agents.csma.aggregate`).
+        """
         with self._lock:
             current = self._values.cache
         live = cache.live(current, self._clock())
-        if self.config.reporting.aggregation is Aggregation.PER_SITE:
+        reporting = self.config.reporting
+        site_csci = None
+        if reporting.aggregation is Aggregation.PER_SITE:
             site_csci = CsciId(self.config.site_csci_id)
-            return aggregate.per_site(live, site_csci, self.config.site)
-        return aggregate.per_sci(live)
+            entries = aggregate.per_site(live, site_csci, self.config.site, reporting.estimates)
+        else:
+            entries = aggregate.per_sci(live, reporting.estimates)
+        withheld = frozenset(aggregate.withheld(live, entries, site_csci))
+        for cs_id, csci_id in sorted(withheld - self._withheld):
+            LOG.warning(
+                "entry (%s, %s) withheld: no Computing Time measured yet and no estimate "
+                "configured (reporting.computing-time-estimate or "
+                "reporting.computing-time-estimates.%s)",
+                cs_id, csci_id, cs_id,
+            )  # fmt: skip
+        self._withheld = withheld
+        return entries
 
     def _sweep(self) -> None:
         while not self._stop.wait(SWEEP_S):

@@ -47,9 +47,12 @@ def _relative(old: Decimal, new: Decimal, percent: Decimal) -> bool:
 def significant(old: Entry, new: Entry, thresholds: Thresholds) -> bool:
     """Whether the change from the acknowledged ``old`` to ``new`` must be reported (8).
 
-    A withdrawal (GAS to 0) and a change of usability always are; price, reputation and
+    A withdrawal (GAS to 0) and a change of usability always are, and so is the first
+    measurement replacing an estimate (the confidence changes); price, reputation and
     security level have no thresholds, so any change of them is.
     """
+    if new.confidence != old.confidence:
+        return True
     if new.gas != old.gas and (
         new.gas == 0
         or old.gas == 0

@@ -32,6 +32,20 @@ class Health(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Confidence(StrEnum):
+    """cats-t:confidence of an advertised entry (agent-selection-mapping 7.4).
+
+    ``asserted``: the SCI measured the Computing Time; ``derived``: an aggregate computed
+    from measured members; ``estimated``: no member measured it, the value is the configured
+    estimate (service-metrics-op 5.3.2: "initialize this metric based on service reference
+    information").
+    """
+
+    ASSERTED = "asserted"
+    DERIVED = "derived"
+    ESTIMATED = "estimated"
+
+
 #: Better health first: the health of an aggregate is the best of its members'.
 HEALTH_ORDER = (Health.HEALTHY, Health.DEGRADED, Health.UNHEALTHY, Health.UNKNOWN)
 
@@ -79,8 +93,29 @@ class Entry:
     security_level: int | None = None
     aggregated: bool = False
     source: str | None = None  # the SCI (or the site) that observed the values
+    confidence: Confidence = Confidence.ASSERTED  # of the Computing Time
 
     @property
     def key(self) -> EntryKey:
         """(CS-ID, CSCI-ID)."""
         return (self.cs_id, self.csci_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimates:
+    """Configured Computing Time estimates in ms, for entries no SCI has measured yet.
+
+    service-metrics-op 5.3.2: the site "can initialize this metric based on service reference
+    information and then measure or estimate it". ``per_service`` wins over ``default``; with
+    neither, an unmeasured entry has no Computing Time to report (:mod:`agents.csma.aggregate`).
+    """
+
+    default: Decimal | None = None
+    per_service: tuple[tuple[CsId, Decimal], ...] = ()
+
+    def computing_time(self, cs_id: CsId) -> Decimal | None:
+        """The estimate for one service, or None when none is configured."""
+        for service, value in self.per_service:
+            if service == cs_id:
+                return value
+        return self.default

@@ -17,6 +17,7 @@ from controller.selection import (
     CandidateReport,
     ExclusionReason,
     FallbackLevel,
+    Metric,
     Micros,
     Outcome,
     RelaxationRecord,
@@ -64,6 +65,17 @@ def _time(value: Micros | None) -> str | None:
     return None if value is None else ms(value)
 
 
+def estimated_metrics(estimated: tuple[Metric, ...], tst: Micros | None) -> list[str] | None:
+    """``estimated-metric``: the estimated values of a candidate, and its TST when that is
+    built on an estimated Computing Time (6.2.3 Step 4); None when every value was measured."""
+    if not estimated:
+        return None
+    names = [_sm(m.value) for m in estimated]
+    if tst is not None and Metric.COMPUTING_TIME in estimated:
+        names.append(_sm(Metric.TOTAL_SERVICE_TIME.value))
+    return names
+
+
 def candidate_json(report: CandidateReport) -> Json:
     """One ``candidate``: metrics at decision time, TST, then score and rank or reason."""
     entry, path = report.entry, report.path
@@ -83,6 +95,7 @@ def candidate_json(report: CandidateReport) -> Json:
         values["bandwidth"] = path.bandwidth
         values["loss-rate"] = path.loss_rate
     values["total-service-time"] = _time(report.tst)
+    values["estimated-metric"] = estimated_metrics(entry.estimated, report.tst)
     if report.reason is not None:
         module = TYPES if report.reason in _TYPES_REASONS else MODULE
         values["reason"] = f"{module}:{report.reason.value}"
@@ -113,6 +126,7 @@ def outcome_json(outcome: Outcome, report: str = "all") -> Json:
         "computing-time": _time(outcome.computing_time),
         "network-delay": _time(outcome.network_delay),
         "total-service-time": _time(outcome.tst),
+        "estimated-metric": estimated_metrics(outcome.estimated, outcome.tst),
         "decided-by": None if outcome.decided_by is None else outcome.decided_by.value,
         "deciding-objective": None
         if outcome.deciding_objective is None

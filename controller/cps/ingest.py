@@ -21,6 +21,7 @@ from controller.selection import (
     CstEntry,
     ForwarderId,
     Health,
+    Metric,
     Micros,
     NstEntry,
     PathAttributes,
@@ -224,10 +225,15 @@ def cst_entry(
         attached.region,
         attached.provider,
         attached.under_maintenance,
+        _ESTIMATED.get(get("confidence"), ()),
     )
 
 
 _HEALTH = {health.value: health for health in Health}
+#: The values an entry's confidence makes estimates. An entry's confidence states how its
+#: Computing Time was obtained (GAS is counted, not estimated): ``estimated`` when no
+#: instance measured it and the C-SMA reported its configured estimate (5.3.2).
+_ESTIMATED: dict[object, tuple[Metric, ...]] = {"estimated": (Metric.COMPUTING_TIME,)}
 _DIGITS = 3  # fraction digits of cats-t:milliseconds: one unit is a microsecond
 
 
@@ -285,7 +291,7 @@ def cst_values(entry: CstEntry) -> tuple[Any, ...]:
     return (
         entry.gas, entry.computing_time, entry.price, entry.reputation, entry.security_level,
         entry.security_level_validated, entry.health, entry.egress, entry.site, entry.region,
-        entry.provider, entry.under_maintenance,
+        entry.provider, entry.under_maintenance, entry.estimated,
     )  # fmt: skip
 
 
@@ -306,6 +312,7 @@ def cst_changed(old: CstEntry | None, new: CstEntry) -> bool:
         or old.region != new.region
         or old.provider != new.provider
         or old.under_maintenance != new.under_maintenance
+        or old.estimated != new.estimated
     )
 
 

@@ -122,6 +122,7 @@ def selected(
         deciding_objective=ranking.deciding_objective,
         deciding_tie_break=ranking.deciding_tie_break,
         normalization_from_candidates=ranking.from_candidates,
+        estimated=winner.entry.estimated,
     )
 
 

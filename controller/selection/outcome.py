@@ -81,7 +81,8 @@ class Outcome:
     """The outcome of one run of the Joint Selection Algorithm and its fallback procedures.
 
     ``complete`` is True when ``candidates`` holds every CST entry of the CS-ID (explain);
-    False when it holds only the candidates the fast path examined (select).
+    False when it holds only the candidates the fast path examined (select). ``estimated``:
+    the values of the selected CST entry that are estimates (its ``estimated``).
     """
 
     result: ResultKind
@@ -99,6 +100,7 @@ class Outcome:
     hierarchical_egress: ForwarderId | None = None
     normalization_from_candidates: bool = False
     relaxations: tuple[RelaxationRecord, ...] = ()
+    estimated: tuple[Metric, ...] = ()
 
     def candidate(self, csci_id: str) -> CandidateReport:
         """The report of one candidate (KeyError if it is not listed)."""

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from controller.selection.units import Micros, Timestamp
-from controller.selection.vocabulary import CsciId, CsId, ForwarderId, Health
+from controller.selection.vocabulary import CsciId, CsId, ForwarderId, Health, Metric
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,8 @@ class CstEntry:
 
     ``egress`` is the attachment in force (configured, else reported); ``region``,
     ``provider`` and ``under_maintenance`` come from the CSCI-ID attachment (6.2.4 overrides).
+    ``estimated`` names the values the report gave as estimates rather than measurements
+    (``confidence estimated``: the Computing Time); every candidate built on the entry says so.
     """
 
     cs_id: CsId
@@ -37,6 +39,7 @@ class CstEntry:
     region: str | None = None
     provider: str | None = None
     under_maintenance: bool = False
+    estimated: tuple[Metric, ...] = ()
 
     def expired(self, now: Timestamp) -> bool:
         """Soft state: past its Expiry Time the entry is unreachable, GAS = 0 (6.2.1, 8)."""

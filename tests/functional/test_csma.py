@@ -5,7 +5,9 @@ Three ``catsctl service-instance`` processes behind a ``catsctl sci`` report to 
 ``catsctl csma`` (per-SCI entries), which reports to ``catsctl serve``; a second C-SMA
 aggregates per site what the test posts to it over RESTCONF. The C-PS's CST and its
 report-senders counters are the evidence. Intervals are short: SCI checks 1 s, C-SMA
-heartbeat 1 s, C-PS heartbeat-interval 2 s.
+heartbeat 1 s, C-PS heartbeat-interval 2 s. The SCI's CSCI-ID is attached to an egress on the
+C-PS, so that select-service can choose it before it has served anything (5.3.2: its Computing
+Time is then the C-SMA's configured estimate, and the decision says so).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +45,21 @@ JSON = "application/yang-data+json"
 SM = "ietf-cats-service-metrics"
 MARGIN = 0.8
 TENANT, KEY = "tenant-a", "kv/session-1/prefix"
+SCI_PORT = free_port()
+INGRESS, EGRESS = "10.0.0.1", "10.9.0.254"
+ESTIMATE = Decimal(50)  # ms: the C-SMA's computing-time-estimate
 
 
 def seed() -> dict[str, object]:
-    """The C-PS: the admin and both C-SMAs; heartbeat-interval 2 s (expiry 6 s)."""
+    """The C-PS: the admin and both C-SMAs; heartbeat-interval 2 s (expiry 6 s); the SCI's
+    CSCI-ID attached to EGRESS."""
     users = [{"name": n, "password": hash_password(SECRET + n)} for n in (CSMA, CSMA_SITE)]
     users.append({"name": ADMIN[0], "password": hash_password(ADMIN[1])})
+    attachment = {"csci-id": f"127.0.0.1:{SCI_PORT}", "egress": EGRESS}
     return {
         "ietf-system:system": {"authentication": {"user": users}},
         f"{SM}:update-control": {"heartbeat-interval": 2},
+        f"{SM}:csci-attachments": {"attachment": [attachment]},
     }
 
 
@@ -195,8 +204,9 @@ def bed(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Be
     instances = {n: Instance(n, free_port(), folder / f"si-{n}.log") for n in CAPACITY}
     for instance in instances.values():
         instance.start()
-    csma = Csma(CSMA, folder, csma_config(CSMA, server))
-    sci_port, manage = free_port(), free_port()
+    estimated = csma_config(CSMA, server, **{"computing-time-estimate": str(ESTIMATE)})
+    csma = Csma(CSMA, folder, estimated)
+    sci_port, manage = SCI_PORT, free_port()
     config = folder / "sci.json"
     sci = None
     try:
@@ -219,14 +229,69 @@ def bed(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Be
             instance.stop()
 
 
+def _select(cps: Server) -> dict[str, Any]:
+    """select-service for ARS at INGRESS, every candidate reported."""
+    reply = cps.request(
+        "POST",
+        f"operations/{SM}:select-service",
+        json={f"{SM}:input": {"cs-id": "ARS", "ingress": INGRESS, "candidate-report": "all"}},
+        headers={"Content-Type": JSON, "Accept": JSON},
+    )
+    assert reply.status_code == 200, reply.text
+    found: dict[str, Any] = reply.json()[f"{SM}:output"]
+    return found
+
+
+def _path_to_the_egress(cps: Server) -> None:
+    """The admin reports INGRESS -> EGRESS, 5 ms (the NST of 6.2.3 Step 3)."""
+    report = {
+        "sequence-number": str(time.time_ns()),
+        "timestamp": datetime.now(UTC).isoformat(),
+        "path": [{"ingress": INGRESS, "egress": EGRESS, "delay": "5"}],
+    }
+    reply = cps.request(
+        "POST",
+        f"operations/{SM}:report-network-metrics",
+        json={f"{SM}:input": report},
+        headers={"Content-Type": JSON, "Accept": JSON},
+    )
+    assert reply.status_code == 200, reply.text
+
+
+def test_a_site_that_served_nothing_is_advertised_with_its_estimate(bed: Bed) -> None:
+    """5.3.2: no request served, no Computing Time measured: the C-SMA reports its configured
+    estimate as ``confidence estimated`` (never 0 ms as a measurement), and a select-service
+    decision that chooses the SCI, and its kept record, say its Computing Time was
+    estimated."""
+    entry = bed.entry(lambda e: e["gas"] == gas(10) and e["health"] == "healthy")
+    assert (Decimal(entry["computing-time"]), entry["confidence"]) == (ESTIMATE, "estimated")
+    assert entry["egress"] == EGRESS
+    _path_to_the_egress(bed.cps)
+    estimated = [f"{SM}:computing-time", f"{SM}:total-service-time"]
+    reply = _select(bed.cps)
+    assert (reply["result"], reply["csci-id"]) == ("selected", bed.csci)
+    assert Decimal(reply["total-service-time"]) == ESTIMATE + 5
+    assert reply["estimated-metric"] == estimated
+    (candidate,) = (c for c in reply["candidate"] if c["csci-id"] == bed.csci)
+    assert candidate["estimated-metric"] == estimated
+    records = bed.cps.get_json(f"data/{SM}:selection-decisions")[f"{SM}:selection-decisions"]
+    (record,) = (r for r in records["decision"] if r["id"] == reply["decision-id"])
+    assert record["estimated-metric"] == estimated
+
+
 def test_the_cps_shows_the_gas_and_computing_time_of_the_real_instances(bed: Bed) -> None:
-    """sci-implementation 4.3: GAS = floor(0.8 x (4 + 4 + 2)) = 8, through the C-SMA."""
+    """sci-implementation 4.3: GAS = floor(0.8 x (4 + 4 + 2)) = 8, through the C-SMA; once
+    measured, the Computing Time is asserted and no longer called estimated."""
     entry = bed.entry(lambda e: e["gas"] == gas(10) and e["health"] == "healthy")
     assert (entry["cs-id"], entry["site"], entry["source"]) == ("ARS", "SS1", CSMA)
     assert entry["observed-by"] == f"sci:{bed.csci}"
     bed.send(12)  # 20 ms of service each: the SCI observes the response times
-    timed = bed.entry(lambda e: float(e["computing-time"]) > 0)
+    timed = bed.entry(lambda e: e["confidence"] == "asserted")
     assert 20.0 <= float(timed["computing-time"]) < 60.0
+    _path_to_the_egress(bed.cps)
+    reply = _select(bed.cps)
+    assert reply["csci-id"] == bed.csci
+    assert "estimated-metric" not in reply
 
 
 def test_health_transitions_move_gas_and_computing_time_at_the_cps(bed: Bed) -> None:
@@ -382,6 +447,33 @@ def test_bad_input_is_refused_and_the_csma_keeps_running(bed: Bed) -> None:
     assert forbidden.status_code == 403
     assert bed.csma.up()
     bed.entry(lambda e: e["gas"] == gas(10))  # the real SCI's numbers still flow
+
+
+def _last_sequence(bed: Bed) -> int:
+    """The C-SMA's last accepted sequence number at the C-PS (0: none yet)."""
+    with contextlib.suppress(StopIteration, KeyError):
+        return int(bed.sender(CSMA_SITE)["last-sequence"])
+    return 0
+
+
+def test_without_an_estimate_an_unmeasured_site_is_withheld(server: Server, tmp_path: Path) -> None:
+    """No SCI measured, no estimate configured: the C-SMA withholds the entry (and logs it
+    once) rather than advertise a made-up Computing Time; the first measurement brings it."""
+    site_csci = "SS2-unmeasured"
+    config = csma_config(CSMA_SITE, server, aggregation="per-site", **{"site-csci-id": site_csci})
+    with Csma(CSMA_SITE, tmp_path, config) as site:
+        report = "ietf-cats-sci:report-sci-metrics"
+        unmeasured = _sci_report("10.2.0.9:80", 1, 30, "1.000")
+        del unmeasured["computing-time"]
+        assert site.post(report, unmeasured, SCI_USER).ok
+        bed = Bed(server, site, {}, 0, 0)
+        first = wait_for("a report", lambda: _last_sequence(bed), 10)
+        wait_for("one more report", lambda: _last_sequence(bed) > first)
+        assert site_csci not in bed.entries()
+        assert site.log().count("withheld") == 1
+        assert site.post(report, _sci_report("10.2.0.9:80", 2, 30, "12.000"), SCI_USER).ok
+        entry = bed.entry(lambda e: e["gas"] == 30, site_csci)
+        assert (Decimal(entry["computing-time"]), entry["confidence"]) == (Decimal(12), "derived")
 
 
 def test_a_site_aggregate_and_a_silent_sci_withdrawn(server: Server, tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.cps.ingest import micros
+from controller.cps.ingest import cst_changed, cst_entry, cst_values, micros
 from controller.cps.ledger import FILE_NAME
 from controller.cps.policy import Json, config
 from controller.datastore.api import Principal
 from controller.errors import CatsError
-from controller.selection import from_ms
+from controller.selection import Metric, from_ms
 from tests.unit.cps.reporting import OTHER, SCI3, SCI4, SM, SSMA, Built, entry, error_of, path
 
 # ---------------------------------------------------------------- report types (8)
@@ -387,3 +387,15 @@ def test_numeric_identifiers_key_the_same_entry_as_their_text() -> None:
     assert built.cst() == {"42": {**built.cst()["42"], "gas": 102}}
     changes = [e["change"] for e in built.events("cst-entry-changed")]
     assert changes == ["added"]  # the second report changed GAS below the thresholds
+
+
+def test_an_estimated_entry_keeps_its_computing_time_as_an_estimate() -> None:
+    """5.3.2: confidence estimated marks the Computing Time; a measurement replacing it with
+    the same value is still a change of the entry (last-changed)."""
+    reported = {"cs-id": "ARS", "csci-id": "a:1", "gas": 10, "computing-time": "40"}
+    estimated = cst_entry({**reported, "confidence": "estimated"}, 0.0, 30.0, None, None)
+    measured = cst_entry({**reported, "confidence": "asserted"}, 0.0, 30.0, None, None)
+    assert estimated.estimated == (Metric.COMPUTING_TIME,)
+    assert measured.estimated == cst_entry(reported, 0.0, 30.0, None, None).estimated == ()
+    assert cst_changed(estimated, measured)
+    assert cst_values(estimated) != cst_values(measured)

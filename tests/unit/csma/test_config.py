@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from agents.cnma.fields import ConfigError
 from agents.csma.config import Aggregation, Role, load_config, with_overrides
 from agents.csma.stateview import Presence
+from agents.csma.values import CsId
 from tests.conftest import DOCS_DIR
 
 EXAMPLE = DOCS_DIR / "examples" / "csma.toml"
@@ -88,6 +90,18 @@ def _write(tmp_path: Path, document: dict[str, object]) -> Path:
             "instances[0].state[0].residency",
         ),
         ({"site": "SS1", "cps": {"url": "ftp://x"}}, "cps.url"),
+        (
+            {"site": "SS1", "reporting": {"computing-time-estimate": 0}},
+            "reporting.computing-time-estimate",
+        ),
+        (
+            {"site": "SS1", "reporting": {"computing-time-estimates": {"ARS": "1.0005"}}},
+            "reporting.computing-time-estimates.ARS",
+        ),
+        (
+            {"site": "SS1", "reporting": {"computing-time-estimate": "1e30"}},
+            "reporting.computing-time-estimate",
+        ),
     ],
 )
 def test_refusals_name_the_key(tmp_path: Path, document: dict[str, object], where: str) -> None:
@@ -95,6 +109,16 @@ def test_refusals_name_the_key(tmp_path: Path, document: dict[str, object], wher
     with pytest.raises(ConfigError) as refused:
         load_config(path)
     assert refused.value.items[0].path == f"{path}: {where}"
+
+
+def test_computing_time_estimates_per_service_and_site_wide(tmp_path: Path) -> None:
+    reporting = {"computing-time-estimate": 80, "computing-time-estimates": {"ARS": "45.5"}}
+    config = load_config(_write(tmp_path, {"site": "SS1", "reporting": reporting}))
+    estimates = config.reporting.estimates
+    assert estimates.computing_time(CsId("ARS")) == Decimal("45.5")
+    assert estimates.computing_time(CsId("LLM")) == Decimal(80)
+    bare = load_config(_write(tmp_path, {"site": "SS1"}))
+    assert bare.reporting.estimates.computing_time(CsId("ARS")) is None
 
 
 def test_overrides_of_the_command_line() -> None:

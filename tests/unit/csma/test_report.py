@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from agents.csma.report import freshness_seconds, sci_metrics, service_report
 from agents.csma.thresholds import Plan, ReportType
-from agents.csma.values import Health
+from agents.csma.values import Confidence, Health
 from controller.model import InstanceKind, Schema
 from tests.unit.csma.values import entry
 
@@ -33,6 +33,16 @@ def test_full_delta_and_heartbeat_reports_validate(schema: Schema) -> None:
         assert members["report-type"] == planned.kind.value
     heartbeat = service_report(8, AT, Plan(ReportType.HEARTBEAT), "SS3", 6000)
     assert "entry" not in heartbeat
+
+
+def test_an_estimated_computing_time_is_reported_as_estimated(schema: Schema) -> None:
+    estimated = replace(entry("a", 40, "45.5"), confidence=Confidence.ESTIMATED)
+    derived = replace(entry("SS3", 400), aggregated=True, confidence=Confidence.DERIVED)
+    members = service_report(7, AT, Plan(ReportType.FULL, (estimated, derived)), "SS3", 6000)
+    _validate(schema, members)
+    confidences = {e["csci-id"]: e["confidence"] for e in members["entry"]}
+    assert confidences == {"a": "estimated", "SS3": "derived"}
+    assert members["entry"][0]["computing-time"] == "45.500"
 
 
 def test_an_sci_report_reads_into_the_cache_values() -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
 from agents.csma.thresholds import Plan, ReportType, Thresholds, plan, significant
-from agents.csma.values import Entry, EntryKey, Health
+from agents.csma.values import Confidence, Entry, EntryKey, Health
 from tests.unit.csma.values import entry, key
 
 DEFAULT = Thresholds()
@@ -29,6 +30,12 @@ DEFAULT = Thresholds()
 )
 def test_significant_follows_the_thresholds(old: Entry, new: Entry, *, expected: bool) -> None:
     assert significant(old, new, DEFAULT) is expected
+
+
+def test_the_first_measurement_replacing_an_estimate_is_reported() -> None:
+    estimated = replace(entry("a", 100, "20"), confidence=Confidence.ESTIMATED)
+    assert significant(estimated, entry("a", 100, "20"), DEFAULT)
+    assert not significant(estimated, estimated, DEFAULT)
 
 
 def test_health_change_off_still_reports_a_change_of_usability() -> None:

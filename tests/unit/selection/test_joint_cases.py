@@ -17,6 +17,7 @@ from controller.selection import (
     DecidedBy,
     FallbackLevel,
     HardConstraints,
+    Metric,
     RelaxationStep,
     Requirement,
     ResultKind,
@@ -128,3 +129,20 @@ def test_weighted_objective_flat_candidate_bounds_give_half() -> None:
     assert full.normalization_from_candidates
     assert (full.csci_id, full.decided_by) == (SCI3, DecidedBy.TIE_BREAK)
     assert full.deciding_tie_break is TieBreak.HIGHEST_GAS
+
+
+def test_the_estimated_values_of_the_selected_entry_reach_the_outcome() -> None:
+    """service-metrics-op 5.3.2: a Computing Time nobody measured is an estimate, and the
+    decision says so whichever path (explain or the indexed select) made it."""
+    index = SelectionIndex()
+    index.put_cst(cst(SCI1, 400, 1, estimated=(Metric.COMPUTING_TIME,)))
+    index.put_cst(cst(SCI3, 400, 6))
+    index.put_nst(nst(CF2, 8))
+    index.put_nst(nst(CF3, 8))
+    full, fast = both(index, request())
+    assert full.csci_id == fast.csci_id == SCI1
+    assert full.estimated == fast.estimated == (Metric.COMPUTING_TIME,)
+    assert full.candidate(SCI3).entry.estimated == ()
+    index.put_cst(cst(SCI1, 400, 9, estimated=(Metric.COMPUTING_TIME,)))
+    full, fast = both(index, request())
+    assert (full.csci_id, full.estimated, fast.estimated) == (SCI3, (), ())
