@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,6 +30,14 @@ from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import free_port
 from tests.functional.test_sci import Instance, sci_config, wait_for
 from tools.bench.common import stop
+
+
+def _listening(port: int) -> bool:
+    """Whether something accepts TCP connections on the loopback port."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
+
 
 pytestmark = pytest.mark.functional
 NS = "urn:ietf:params:xml:ns:yang:ietf-cats-steering"
@@ -117,10 +126,11 @@ class Forwarder:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
 
     def up(self) -> bool:
+        """Its management answers and its data plane listens (it opens after them)."""
         assert self.process is not None
         assert self.process.poll() is None, (self.folder / f"{self.name}.log").read_text()
         with contextlib.suppress(requests.RequestException):
-            return self.state() is not None
+            return self.state() is not None and _listening(self.data)
         return False
 
     def state(self) -> dict[str, Any]:
