@@ -18,7 +18,7 @@ from typing import Any
 import requests
 
 from controller.demo.client import Restconf, RestconfError
-from controller.demo.launch import Child, Launcher, free_port
+from controller.demo.launch import Child, Launcher, free_port, listening
 from controller.demo.topology import CF2, CF3, INGRESS, write_json
 
 ST = "ietf-cats-steering"
@@ -138,10 +138,11 @@ def steering(forwarder: RunningForwarder, password: str) -> Json:
 
 
 def forwarder_up(forwarder: RunningForwarder, password: str) -> bool:
-    """Whether the forwarder serves its steering over RESTCONF (it is up)."""
+    """Whether the forwarder serves its steering over RESTCONF and its data plane listens
+    (the data plane opens after the management servers)."""
     with contextlib.suppress(requests.RequestException, RestconfError):
         steering(forwarder, password)
-        return True
+        return listening(forwarder.data)
     return False
 
 
