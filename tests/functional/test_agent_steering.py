@@ -19,7 +19,7 @@ import contextlib
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +40,7 @@ from tests.functional.restconf_server import (
 )
 from tests.functional.test_agent_selection import AS, _instances, call, csma_process, session
 from tests.functional.test_forwarder import CPS, Forwarder
+from tests.functional.test_steering import wait_for
 from tests.unit.agent_selection import drafts
 
 pytestmark = pytest.mark.functional
@@ -49,7 +50,6 @@ NS = f"urn:ietf:params:xml:ns:yang:{ST}"
 SERVICE = "agent-steer"
 INGRESS_ID = "10.0.0.1"
 EGRESS = {"A": "CF-1", "B": "CF-2", "C": "CF-3"}
-CONVERGE_S = 20.0
 RECONCILE_S = 1
 
 
@@ -147,19 +147,6 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
         call(cps, "advertise-capability", drafts.capability(specs, now))
         call(cps, "advertise-forwarding-view", drafts.forwarding(specs, now))
         yield Bed(cps, forwarder, instances, specs)
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = CONVERGE_S) -> Any:
-    """Poll until ``predicate`` is truthy; its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(Exception):
-            value = predicate()
-            if value:
-                return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {predicate}")
-        time.sleep(0.1)
 
 
 def _members(element: Any) -> Any:
