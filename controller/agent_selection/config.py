@@ -51,6 +51,7 @@ class Bounds:
     retention_after_close: float = 3600.0
     max_records: int | None = None
     handoff_timeout: float = 30.0
+    max_advertisement_rate: int | None = None  # per advertiser and second (14)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +136,7 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
         3600.0 if after is None else float(after),
         integer(retention.get("max-records")),
         30.0 if timeout is None else timeout,
+        integer(limits.get("max-advertisement-rate")),
     )
     return built, bounds
 

@@ -26,3 +26,11 @@ def unknown_session(operation: str, leaf: str, session_id: str) -> AgentSelectio
 def closed_session(operation: str, leaf: str, session_id: str) -> AgentSelectionError:
     """The session is closed or failed: it takes no more steps."""
     return refused(operation, leaf, f"session {session_id!r} is closed", "session-closed")
+
+
+def rate_limited(operation: str, message: str) -> AgentSelectionError:
+    """``resource-denied`` (app tag ``rate-limited``) at the operation: over a rate bound."""
+    path = f"/{MODULE}:{operation}"
+    return AgentSelectionError(
+        ErrorItem(ErrorType.APPLICATION, "resource-denied", message, path, "rate-limited")
+    )

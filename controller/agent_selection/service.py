@@ -117,7 +117,7 @@ class AgentSelection:
         self._book = CandidateBook()
         self._states = StateCache()
         self._sweeper = Sweeper(self.sweep, SWEEP_PERIOD)
-        self.advertisements = Advertisements(config, self._book, self._lock)
+        self.advertisements = Advertisements(config, self._book, self._lock, clock)
         self.scope = KeyScope.in_state_dir(settings.state_dir)
         self._steering = settings.steering
         self._instructed = Instructed()

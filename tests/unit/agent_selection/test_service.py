@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from controller.datastore.api import Principal
 from controller.errors import CatsError
 from controller.model import Schema
 from controller.selection.vocabulary import CsciId
@@ -144,6 +145,42 @@ def test_an_advertisement_of_an_unconfigured_candidate_is_refused_and_changes_no
         f"/{AS}:advertise-capability/candidate[csci-id='Z']/csci-id"
     )
     assert "Z" not in h.service.advertisements._book.computing
+
+
+def test_section14_advertisements_beyond_the_rate_are_refused_and_dropped(
+    schema: Schema,
+) -> None:
+    """rate-limits/max-advertisement-rate per advertiser (the authenticated user) and
+    second: the third in one second is refused (resource-denied, rate-limited) and changes
+    nothing; another advertiser is not held up; the next second admits again."""
+    specs = drafts.example_84(0.5)
+    h = harness(schema, specs, {"rate-limits": {"max-advertisement-rate": 2}})
+    adverts = h.service.advertisements
+    csma, other = Principal("csma-1"), Principal("csma-2")
+    h.clock.now = float(int(h.clock.now) + 10)  # the start of a second: one window below
+
+    def advertise(principal: Principal, sequence: int) -> None:
+        members = h.checked_input(
+            "advertise-capability", drafts.capability(specs, h.clock.now, sequence=sequence)
+        )
+        adverts.advertise_capability(principal, members)
+
+    advertise(csma, 10)
+    advertise(csma, 11)
+    before = dict(adverts._book.sequences)
+    with pytest.raises(CatsError) as raised:
+        advertise(csma, 12)
+    (item,) = raised.value.items
+    assert (item.tag, item.app_tag, item.path) == (
+        "resource-denied",
+        "rate-limited",
+        f"/{AS}:advertise-capability",
+    )
+    assert "csma-1" in item.message
+    assert adverts._book.sequences == before  # dropped: not even its sequence number
+    advertise(other, 13)  # another advertiser has its own window
+    h.clock.now += 1.0
+    advertise(csma, 14)  # the next second
 
 
 def test_p1_a_step_the_commitment_covers_is_not_decided_again(schema: Schema) -> None:
