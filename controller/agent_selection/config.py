@@ -125,20 +125,37 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
         ),
         _combination(doc.get("combination", {})),
         factor if factor is not None else 10.0,
-        integer(limits.get("max-decision-rate")),
+        _limit(limits, "max-decision-rate"),
     )
     after = integer(retention.get("after-close"))
     timeout = seconds(doc.get("handoff-timeout"))
     bounds = Bounds(
-        integer(limits.get("max-decision-rate")),
-        integer(limits.get("max-state-query-rate")),
-        integer(limits.get("max-reservation-rate")),
+        _limit(limits, "max-decision-rate"),
+        _limit(limits, "max-state-query-rate"),
+        _limit(limits, "max-reservation-rate"),
         3600.0 if after is None else float(after),
         integer(retention.get("max-records")),
-        30.0 if timeout is None else timeout,
-        integer(limits.get("max-advertisement-rate")),
+        HANDOFF_TIMEOUT_S if timeout is None else timeout,
+        _limit(limits, "max-advertisement-rate"),
     )
     return built, bounds
+
+
+#: The defaults the module gives the bounds (the ``refine`` of ``agent-selection/
+#: selection-context``): a bound left unconfigured is in force at that value, as a reader of
+#: the YANG expects; a descriptor's selection-context may set its own.
+LIMIT_DEFAULTS = {
+    "max-decision-rate": 60,
+    "max-state-query-rate": 100,
+    "max-advertisement-rate": 10,
+    "max-reservation-rate": 6,
+}
+HANDOFF_TIMEOUT_S = 60.0
+
+
+def _limit(limits: Mapping[str, Any], name: str) -> int | None:
+    value = integer(limits.get(name))
+    return LIMIT_DEFAULTS[name] if value is None else value
 
 
 def overridden(configured: Json, override: Mapping[str, Any] | None) -> Json:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from controller.agent_selection.config import context
 from controller.datastore.api import Principal
 from controller.errors import CatsError
 from controller.model import Schema
@@ -181,6 +182,25 @@ def test_section14_advertisements_beyond_the_rate_are_refused_and_dropped(
     advertise(other, 13)  # another advertiser has its own window
     h.clock.now += 1.0
     advertise(csma, 14)  # the next second
+
+
+def test_section14_bounds_left_unconfigured_are_the_modules_defaults(schema: Schema) -> None:
+    """rate-limits and handoff-timeout at the values the YANG gives them when unset (the
+    refines of agent-selection/selection-context): an eleventh advertisement in a second is
+    refused without any configuration."""
+    bounds = context({})[1]
+    assert (bounds.max_decision_rate, bounds.max_state_query_rate,
+            bounds.max_advertisement_rate, bounds.max_reservation_rate,
+            bounds.handoff_timeout) == (60, 100, 10, 6, 60.0)  # fmt: skip
+    specs = drafts.example_84(0.5)
+    h = harness(schema, specs)
+    h.clock.now = float(int(h.clock.now) + 10)
+    members = h.checked_input("advertise-capability", drafts.capability(specs, h.clock.now))
+    for _ in range(10):
+        h.service.advertisements.advertise_capability(Principal("csma-1"), members)
+    with pytest.raises(CatsError) as raised:
+        h.service.advertisements.advertise_capability(Principal("csma-1"), members)
+    assert raised.value.items[0].app_tag == "rate-limited"
 
 
 def test_p1_a_step_the_commitment_covers_is_not_decided_again(schema: Schema) -> None:
