@@ -124,7 +124,7 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
             ),
         ),
         _combination(doc.get("combination", {})),
-        factor if factor is not None else 10.0,
+        factor if factor is not None else TAIL_DETECTION_FACTOR,
         _limit(limits, "max-decision-rate"),
     )
     after = integer(retention.get("after-close"))
@@ -151,6 +151,7 @@ LIMIT_DEFAULTS = {
     "max-reservation-rate": 6,
 }
 HANDOFF_TIMEOUT_S = 60.0
+TAIL_DETECTION_FACTOR = 3.0  # the module's default (M35)
 
 
 def _limit(limits: Mapping[str, Any], name: str) -> int | None:

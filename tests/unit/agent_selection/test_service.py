@@ -113,7 +113,7 @@ def test_84_step30_episode_keeps_c_and_the_tail_event_narrows_the_retrieval_set(
     assert result["degradation-applied"] == [f"{AS}:truncated-working-set"]
     assert "handoff-id" not in result
     (tail,) = h.named("tail-event")
-    assert (tail["action"], tail["factor"]) == ("degrade", "10.00")
+    assert (tail["action"], tail["factor"]) == ("degrade", "3.00")  # the module's default
     session = h.session("s-ep")
     assert "handoff" not in session
     kept = [e["reuse-key"] for e in session["descriptor"]["working-set"]["element"]]
