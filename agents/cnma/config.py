@@ -100,8 +100,12 @@ def read_password(path: Path, where: str) -> str:
     return lines[0]
 
 
-def _cps(table: Table, base: Path) -> CpsSettings:
-    table.allow("url", "username", "password", "password-file", "timeout", "netconf")
+def parse_cps(table: Table, base: Path, *, netconf: bool = True) -> CpsSettings:
+    """The ``[cps]`` table of an agent: the C-PS's RESTCONF root, the agent's login (a
+    password, or a password file relative to ``base``), the timeout and, where the agent
+    speaks it (``netconf``), a NETCONF endpoint."""
+    names = ["url", "username", "password", "password-file", "timeout"]
+    table.allow(*names, *(["netconf"] if netconf else []))
     if "password" in table.values and "password-file" in table.values:
         raise table.error("password-file", "give password or password-file, not both")
     password = table.text("password", None)
@@ -161,7 +165,7 @@ def parse_config(document: Table, base: Path) -> CnmaConfig:
     return CnmaConfig(
         topology,
         document.text("name", None),
-        _cps(document.table("cps"), base),
+        parse_cps(document.table("cps"), base),
         _reporting(document.table("reporting")),
         _policy(document.table("paths")),
         read_probes(document.tables("probes"), topology),

@@ -18,7 +18,7 @@ from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.config import CpsSettings, read_password
+from agents.cnma.config import CpsSettings, parse_cps
 from agents.cnma.fields import ConfigError, Table, load_document
 from agents.csma.config_state import (
     InstanceConfig,
@@ -32,7 +32,6 @@ from agents.csma.reservations import Policy
 from agents.csma.thresholds import Thresholds
 from agents.csma.values import CsId, Estimates
 
-DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"
 DEFAULT_STATE_DIR = Path("csma-state")
 _MAX_PORT = 65535
 _MAX_MS = Decimal("9223372036854775.807")  # decimal64, fraction-digits 3
@@ -103,22 +102,6 @@ def _server(table: Table) -> ServerConfig:
         table.text("address", "127.0.0.1"),
         _port(table, "restconf-port", 8180),
         _port(table, "netconf-port", 8831),
-    )
-
-
-def _cps(table: Table, base: Path) -> CpsSettings:
-    table.allow("url", "username", "password", "password-file", "timeout")
-    if "password" in table.values and "password-file" in table.values:
-        raise table.error("password-file", "give password or password-file, not both")
-    password = table.text("password", None)
-    if "password-file" in table.values:
-        name = table.text("password-file")
-        password = read_password(base / name, f"{table.file}: {table.key('password-file')}")
-    url = table.text("url", DEFAULT_CPS_URL)
-    if not url.startswith(("http://", "https://")):
-        raise table.error("url", f"expected an http:// or https:// RESTCONF root, got {url!r}")
-    return CpsSettings(
-        url.rstrip("/"), table.text("username", None), password, table.seconds("timeout", 5.0)
     )
 
 
@@ -208,7 +191,7 @@ def parse_config(document: Table, base: Path, now: float) -> CsmaConfig:
         document.text("name", f"csma-{site}"),
         base / state_dir if state_dir else DEFAULT_STATE_DIR,
         _server(document.table("server")),
-        _cps(document.table("cps"), base),
+        parse_cps(document.table("cps"), base, netconf=False),
         _reporting(document.table("reporting")),
         read_users(document.tables("users"), base),
         instances,
