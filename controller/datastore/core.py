@@ -8,7 +8,6 @@ taken; commit hooks run under it (they may read the core). Lock order is core, t
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -403,7 +402,8 @@ class Core(DatastoreOperations):
         once known by its JSON member name, is parsed in a twin context (as an RPC's input).
         """
         encoding = _encoding_of(document)
-        name = _first_member(document) if encoding is Encoding.JSON else None
+        member = rpc.first_member(document) if encoding is Encoding.JSON else None
+        name = None if member is None else member.group(1)
         if name is not None and self._free_notifications.get(name):
             with self._contexts.borrow() as ctx:
                 canonical = self._canonical(ctx, document, encoding, None)
@@ -417,14 +417,16 @@ class Core(DatastoreOperations):
         is self.ctx) it also learns whether the notification named ``name`` reads running."""
         tree, notification = nodes.parse_op(ctx, document, encoding, _NOTIF)
         try:
-            reads = ctx != self.ctx or self._notification_reads_running(notification)
-            if ctx == self.ctx and name is not None and notification == tree:  # top-level
-                self._free_notifications[name] = not reads
-            if ctx != self.ctx or not reads:
-                self._validate_notification(ctx, tree, None)
-            else:
+            reads = False  # a twin only gets notifications known to read no configuration
+            if ctx == self.ctx:
+                reads = self._notification_reads_running(notification)
+                if name is not None and notification == tree:  # top-level: known by name
+                    self._free_notifications[name] = not reads
+            if reads:
                 with self._lock:
                     self._validate_notification(ctx, tree, self.running.first[0])
+            else:
+                self._validate_notification(ctx, tree, None)
             flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_SHRINK
             return nodes.print_tree(tree, Encoding.JSON, flags)
         finally:
@@ -482,15 +484,6 @@ _NOTIF = nodes.lib.LYD_TYPE_NOTIF_YANG
 
 def _encoding_of(document: str) -> Encoding:
     return Encoding.XML if document.lstrip().startswith("<") else Encoding.JSON
-
-
-_MEMBER = re.compile(r'\A\s*\{\s*"([^"\\]+)"\s*:')
-
-
-def _first_member(document: str) -> str | None:
-    """The first member name of a JSON document (a notification's ``module:name``)."""
-    found = _MEMBER.match(document)
-    return None if found is None else found.group(1)
 
 
 class _TestOnlyError(Exception):

@@ -36,8 +36,8 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 
 _RPC = nodes.lib.LYD_TYPE_RPC_YANG
 _REPLY = nodes.lib.LYD_TYPE_REPLY_YANG
-# The first member name of a JSON document libyang printed (a YANG identifier, no escapes).
-_FIRST_MEMBER = re.compile(r'\A\s*\{\s*"[^"]*"\s*:')
+# The first member name of a JSON document (a qualified YANG name: no quotes, no escapes).
+_FIRST_MEMBER = re.compile(r'\A\s*\{\s*"([^"\\]*)"\s*:')
 # A start tag that declares namespace prefixes (libyang puts them where identityref values
 # use them; text cannot hold "<" or ">", the printer escapes them), and one declaration.
 _TAG_WITH_PREFIXES = re.compile(r"<[^<>/][^<>]*\sxmlns:[^<>]*>")
@@ -139,11 +139,6 @@ def qualified_name(schema: Any) -> str:
     return f"{module}:{nodes.ffi.string(schema.name).decode()}"
 
 
-def input_json(document: str, name: str) -> dict[str, object]:
-    """The input members of a JSON request in either form (empty for no input)."""
-    return _unwrapped(document, name)[0]
-
-
 def _unwrapped(document: str, name: str) -> tuple[dict[str, object], bool]:
     """The input members, and whether the document was exactly one wrapper (``mod:input``
     or ``mod:name``) holding them."""
@@ -163,7 +158,10 @@ def _unwrapped(document: str, name: str) -> tuple[dict[str, object], bool]:
     return loaded, False
 
 
-_WRAPPER = re.compile(r'\A\s*\{\s*"([^"\\]*)"\s*:')
+def first_member(document: str) -> re.Match[str] | None:
+    """Where the first member name of a JSON object document ends (``group(1)`` the name),
+    None when the document does not start so (or the name has an escape)."""
+    return _FIRST_MEMBER.match(document)
 
 
 def _renamed(document: str, operation: Operation) -> str | None:
@@ -175,7 +173,7 @@ def _renamed(document: str, operation: Operation) -> str | None:
     what the client sent. The document was decoded once already: libyang accepts text after
     the first JSON value, so that decoding is what refuses it.
     """
-    found = _WRAPPER.match(document)
+    found = first_member(document)
     if found is None or found.group(1) not in (f"{operation.module}:input", operation.name):
         return None
     return f'{{"{operation.name}":{document[found.end() :]}'
@@ -299,7 +297,7 @@ def _rpc_output(op: Node, operation: Operation, encoding: Encoding) -> str:
     """The RPC's reply printed once, its root renamed to ``output`` (RFC 8040 3.6.2)."""
     if encoding is Encoding.JSON:
         printed = nodes.print_tree(op, Encoding.JSON)
-        found = _FIRST_MEMBER.match(printed)
+        found = first_member(printed)
         if found is not None:
             return f'{{\n  "{operation.module}:output":{printed[found.end() :]}'
         inner = next(iter(json.loads(printed).values()))  # not libyang's usual layout
