@@ -115,8 +115,7 @@ class Candidate:
             document = self.store.print()
             edits = [Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)]
         revision = core.edit(DatastoreName.RUNNING, edits, principal, session=session)
-        if self._spare is not None:
-            self._spare.close()
+        # The first edit took the spare (_fork), so there is none to free here.
         self._spare, self._spare_txid = self.store, core.running.txid  # what running holds
         self.store = None
         self._edits = []
