@@ -34,8 +34,6 @@ from controller.agent_selection import (
 from controller.agent_selection import register as register_agent_selection
 from controller.agent_selection.csmas import ConfiguredStateAgents, NetconfLogins
 from controller.auth import LocalUsers
-from controller.cps import RunningConfig, ServiceMetrics
-from controller.cps import register as register_cps
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -68,10 +66,12 @@ from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
-from controller.selection import CsciId, CsId
+from controller.service_metrics import RunningConfig, ServiceMetrics
+from controller.service_metrics import register as register_cps
 from controller.southbound import PeerSettings
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import FORWARDERS, Inventory, parse_inventory
+from controller.types import CsciId, CsId
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -192,7 +192,8 @@ def _service_metrics(
 
 
 def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
-    """The C-PS application (controller.cps): reports into the CST and NST, select-service."""
+    """The C-PS application (controller.service_metrics): reports into the CST and NST,
+    select-service."""
     service_metrics, steering, _ = _service_metrics(registrations, host)
     return Composed((service_metrics, steering))
 

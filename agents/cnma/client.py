@@ -15,8 +15,8 @@ import requests
 
 from agents.cnma.config import CpsSettings
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.types import Json
 
-Json = dict[str, Any]
 YANG_JSON = "application/yang-data+json"
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from agents.cnma.paths import PPM, PathKey, PathMetrics
-from agents.cnma.report import Json, Metadata, millis
-from agents.cnma.topology import Prefix, Topology
-from controller.selection import CsciId
+from agents.cnma.report import Metadata, millis
+from agents.cnma.topology import Topology
 from controller.selection.units import Micros
+from controller.types import CsciId, Json, Prefix
 
 MODULE = "ietf-cats-agent-selection"
 OPERATION = "advertise-forwarding-view"

@@ -11,7 +11,7 @@ verified (a loopback or lab C-PS); the password is the one of the RESTCONF setti
 
 from __future__ import annotations
 
-from agents.cnma.client import Json, RefusedError, UnreachableError
+from agents.cnma.client import RefusedError, UnreachableError
 from agents.cnma.config import CpsSettings
 from controller.errors import ErrorItem, ErrorType
 from controller.model import Schema
@@ -24,6 +24,7 @@ from controller.southbound import (
     ReplyInvalidError,
     RpcCodec,
 )
+from controller.types import Json
 
 
 class NetconfTransport:

@@ -31,9 +31,9 @@ from typing import Any
 
 import networkx as nx
 
-from agents.cnma.topology import Link, Prefix, Topology
-from controller.selection import CsciId, ForwarderId
+from agents.cnma.topology import Link, Topology
 from controller.selection.units import Micros
+from controller.types import CsciId, ForwarderId, Prefix
 
 PPM = 1_000_000
 _MAX_EQUAL_PATHS = 64  # equal-cost paths examined for the tie-break

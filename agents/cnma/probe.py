@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from agents.cnma.paths import PathKey, PathMetrics
-from controller.selection import ForwarderId
 from controller.selection.units import Micros
+from controller.types import ForwarderId
 
 LOG = logging.getLogger(__name__)
 _PAYLOAD = struct.Struct("!8sQ")

@@ -19,10 +19,10 @@ from typing import Any
 from agents.cnma.config import DelayUnit, Thresholds
 from agents.cnma.paths import PathKey, PathMetrics
 from controller.selection.units import Micros, to_ms
+from controller.types import Json
 
 MODULE = "ietf-cats-service-metrics"
 OPERATION = "report-network-metrics"
-Json = dict[str, Any]
 Snapshot = Mapping[PathKey, PathMetrics]
 _GROUP_OCTETS = 4  # admin groups are 32-bit words (RFC 3630, RFC 7308)
 

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NewType
 
-from controller.selection import CsciId, ForwarderId
 from controller.selection.units import Micros
+from controller.types import CsciId, ForwarderId, Prefix
 
 ZERO = Micros(0)
-Prefix = NewType("Prefix", str)
-"""An endpoint prefix (inet:ip-prefix), normalized."""
 
 
 class Role(StrEnum):

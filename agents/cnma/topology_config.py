@@ -16,18 +16,9 @@ import re
 
 from agents.cnma.fields import Table
 from agents.cnma.probe import Probe, ProbeMethod, ProbeUse
-from agents.cnma.topology import (
-    Candidate,
-    Endpoint,
-    EndpointKind,
-    Link,
-    Node,
-    Prefix,
-    Role,
-    Topology,
-)
-from controller.selection import CsciId, ForwarderId
+from agents.cnma.topology import Candidate, Endpoint, EndpointKind, Link, Node, Role, Topology
 from controller.selection.units import Micros
+from controller.types import CsciId, ForwarderId, Prefix
 
 _CSCI_ID = re.compile(r"[A-Za-z0-9_.:/\[\]\-]+")
 _HEX = re.compile(r"(0x)?[0-9a-fA-F]+")

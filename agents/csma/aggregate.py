@@ -30,17 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from agents.csma.values import (
-    HEALTH_ORDER,
-    MS,
-    Confidence,
-    CsciId,
-    CsId,
-    Entry,
-    EntryKey,
-    Estimates,
-    SciMetrics,
-)
+from agents.csma.values import HEALTH_ORDER, MS, Confidence, Entry, EntryKey, Estimates, SciMetrics
+from controller.types import CsciId, CsId
 
 _NO_ESTIMATES = Estimates()
 

@@ -30,7 +30,8 @@ from agents.csma.config_state import (
 )
 from agents.csma.reservations import Policy
 from agents.csma.thresholds import Thresholds
-from agents.csma.values import CsId, Estimates
+from agents.csma.values import Estimates
+from controller.types import CsId
 
 DEFAULT_STATE_DIR = Path("csma-state")
 _MAX_PORT = 65535

@@ -24,8 +24,8 @@ from pathlib import Path
 from agents.cnma.fields import Table
 from agents.csma.reservations import Policy
 from agents.csma.stateview import Element, Presence
-from agents.csma.values import CsciId, CsId, ReuseKey, TenantId
 from controller.auth import hash_password
+from controller.types import CsciId, CsId, ReuseKey, TenantId
 
 RESIDENCY = frozenset({"accelerator-memory", "host-memory", "local-storage", "remote-store"})
 CLASSES = frozenset(

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from agents.common.clock import date_and_time
+from controller.types import Json
 
-Json = dict[str, Any]
 KEPT = 1000  # exchanges kept, the most recent
 
 

@@ -6,14 +6,11 @@ values out, and back (agent-selection-mapping 9.1 MSG-5/6, MSG-11/12, MSG-16).
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.common.clock import date_and_time, epoch
 from agents.csma.reservations import Answer, ReleaseRequest, ReserveRequest, Wanted
 from agents.csma.stateview import MODULE, StateQuery
-from agents.csma.values import CsciId, ReservationId, ReuseKey, SessionId, TenantId
+from controller.types import CsciId, Json, ReservationId, ReuseKey, SessionId, TenantId
 
-Json = dict[str, Any]
 QUERY_STATE = f"/{MODULE}:query-state"
 RESERVE_STATE = f"/{MODULE}:reserve-state"
 RELEASE_STATE = f"/{MODULE}:release-state"

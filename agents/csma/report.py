@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from agents.csma.thresholds import Plan, ReportType
-from agents.csma.values import MS, CsciId, CsId, Entry, SciMetrics, sci_health
+from agents.csma.values import MS, Entry, SciMetrics, sci_health
+from controller.types import CsciId, CsId, Json
 
 MODULE = "ietf-cats-service-metrics"
 OPERATION = "report-service-metrics"
 SCI_RPC = "/ietf-cats-sci:report-sci-metrics"
-Json = dict[str, Any]
 
 
 def rfc3339(at: datetime) -> str:

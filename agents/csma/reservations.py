@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.csma.stateview import Element, Presence, StateView
-from agents.csma.values import CsciId, ReservationId, ReuseKey, SessionId, TenantId
+from controller.types import CsciId, ReservationId, ReuseKey, SessionId, TenantId
 
 INSUFFICIENT_STORAGE = "insufficient-storage"
 DEADLINE = "deadline-not-achievable"

@@ -25,9 +25,9 @@ from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
 from agents.csma.errors import refused
-from agents.csma.report import SCI_RPC, Json, freshness_seconds, sci_metrics
+from agents.csma.report import SCI_RPC, freshness_seconds, sci_metrics
 from agents.csma.reporter import Reporter
-from agents.csma.values import CsciId, Entry, EntryKey
+from agents.csma.values import Entry, EntryKey
 from controller.app import Host, Hosted, Installer
 from controller.datastore.api import (
     SYSTEM,
@@ -38,6 +38,7 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.model import Encoding
+from controller.types import CsciId, Json
 
 LOG = logging.getLogger("agents.csma")
 AUTH_PATH = "/ietf-system:system/authentication"

@@ -14,13 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
 
 from agents.common.clock import date_and_time
-from agents.csma.values import MS, CsciId, ReservationId, ReuseKey, TenantId
+from agents.csma.values import MS
+from controller.types import CsciId, Json, ReservationId, ReuseKey, TenantId
 
 MODULE = "ietf-cats-agent-selection"
-Json = dict[str, Any]
 ElementKey = tuple[CsciId, TenantId, ReuseKey]
 
 

@@ -8,14 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import NewType
 
-CsId = NewType("CsId", str)
-CsciId = NewType("CsciId", str)
-TenantId = NewType("TenantId", str)
-ReuseKey = NewType("ReuseKey", str)
-SessionId = NewType("SessionId", str)
-ReservationId = NewType("ReservationId", str)
+from controller.types import CsciId, CsId
 
 #: The key of a CST entry: (CS-ID, CSCI-ID) (service-metrics-op 6.2.1).
 EntryKey = tuple[CsId, CsciId]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.forwarder import render
-from agents.forwarder.render import Counters, Json, Totals
+from agents.forwarder.render import Counters, Totals
 from agents.forwarder.select import Route, local_choice, lookup, route
 from agents.forwarder.table import (
     Accepted,
@@ -28,17 +28,8 @@ from agents.forwarder.table import (
     rebuild,
     update,
 )
-from agents.forwarder.values import (
-    CommitmentId,
-    CsId,
-    EntryKey,
-    ForwarderId,
-    Kind,
-    Locator,
-    Request,
-    Rule,
-    Steering,
-)
+from agents.forwarder.values import EntryKey, Kind, Locator, Request, Rule, Steering
+from controller.types import CommitmentId, CsId, ForwarderId, Json
 
 FlowKey = tuple[object, ...]
 

@@ -16,22 +16,18 @@ from typing import Any
 from agents.common.clock import epoch
 from agents.forwarder.values import (
     Affinity,
-    CommitmentId,
-    CsciId,
-    CsId,
     EntryKey,
     Expiry,
     FallbackMode,
     FlowMatch,
-    ForwarderId,
     Kind,
     Match,
     Progress,
     Rule,
     ServiceEntry,
-    SessionId,
     Steering,
 )
+from controller.types import CommitmentId, CsciId, CsId, ForwarderId, SessionId
 
 MODULE = "ietf-cats-steering"
 ROOT = f"/{MODULE}:steering"

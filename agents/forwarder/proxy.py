@@ -32,9 +32,10 @@ from requests.adapters import HTTPAdapter
 from agents.forwarder.config import DataPlane, Role
 from agents.forwarder.forwarding import Forwarding, Ticket
 from agents.forwarder.select import Route
-from agents.forwarder.values import CsId, Request, SessionId, locator
+from agents.forwarder.values import Request, locator
 from agents.sci.dispatcher import HOP_BY_HOP, client_headers
 from agents.sci.http import StartResponse, read_body, respond
+from controller.types import CsId, SessionId
 
 LOG = logging.getLogger("agents.forwarder.data")
 SERVICE, SESSION, TURN, STEP = "CATS-Service-Id", "CATS-Session-Id", "CATS-Turn-Id", "CATS-Step-Id"

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from agents.common.clock import date_and_time
 from agents.forwarder.model import MODULE
 from agents.forwarder.table import Status, Table
-from agents.forwarder.values import (
-    CommitmentId,
-    CsId,
-    EntryKey,
-    EntryState,
-    ForwarderId,
-    Kind,
-    Request,
-    Rule,
-)
-
-Json = dict[str, Any]
+from agents.forwarder.values import EntryKey, EntryState, Kind, Request, Rule
+from controller.types import CommitmentId, CsId, ForwarderId, Json
 
 
 @dataclass(frozen=True, slots=True)

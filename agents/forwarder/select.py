@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from agents.forwarder.table import Entry, Table, precedence
 from agents.forwarder.values import (
-    CsId,
     EntryKey,
     EntryState,
     FallbackMode,
@@ -28,10 +27,10 @@ from agents.forwarder.values import (
     Request,
     Rule,
     ServiceEntry,
-    SessionId,
     in_prefix,
     locator,
 )
+from controller.types import CsId, SessionId
 
 
 def matches(match: Match, request: Request) -> bool:

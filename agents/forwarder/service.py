@@ -24,18 +24,8 @@ from agents.forwarder import model
 from agents.forwarder.config import ForwarderConfig
 from agents.forwarder.forwarding import Forwarding, ledger_part
 from agents.forwarder.ledger import Ledger
-from agents.forwarder.render import Json
 from agents.forwarder.table import Reach
-from agents.forwarder.values import (
-    CommitmentId,
-    CsId,
-    EntryKey,
-    ForwarderId,
-    Kind,
-    Rule,
-    ServiceEntry,
-    Steering,
-)
+from agents.forwarder.values import EntryKey, Kind, Rule, ServiceEntry, Steering
 from controller.app import Host, Hosted, Installer
 from controller.datastore.api import (
     SYSTEM,
@@ -47,6 +37,7 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.model import Encoding
+from controller.types import CommitmentId, CsId, ForwarderId, Json
 
 LOG = logging.getLogger("agents.forwarder")
 SWEEP_S = 0.05

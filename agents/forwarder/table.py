@@ -15,20 +15,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.forwarder.values import (
-    CommitmentId,
-    CsId,
     EntryKey,
     EntryState,
     Expiry,
     FallbackMode,
-    ForwarderId,
     Kind,
     Rule,
     ServiceEntry,
-    SessionId,
     Steering,
     locator,
 )
+from controller.types import CommitmentId, CsId, ForwarderId, SessionId
 
 Entry = ServiceEntry | Rule
 RuleIndex = dict[tuple[CsId, SessionId | None], tuple[Rule, ...]]

@@ -8,13 +8,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NewType
 
-CsId = NewType("CsId", str)
-CsciId = NewType("CsciId", str)
-CommitmentId = NewType("CommitmentId", str)
-ForwarderId = NewType("ForwarderId", str)
-SessionId = NewType("SessionId", str)
+from controller.types import CommitmentId, CsciId, CsId, ForwarderId, SessionId
 
 _LOCATOR = re.compile(r"(?P<host>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]):(?P<port>\d{1,5})")
 

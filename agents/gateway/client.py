@@ -18,8 +18,8 @@ from agents.cnma.client import (
     UnreachableError,
     errors_of,
 )
-from agents.gateway.description import Json
 from controller.errors import ErrorItem, ErrorType
+from controller.types import Json
 
 AS = "ietf-cats-agent-selection"
 NOT_FOUND = 404

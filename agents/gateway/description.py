@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.cnma.fields import ConfigError, Table, load_document
+from controller.types import Json
 
-Json = dict[str, Any]
 #: The descriptor members the structure gives (session, turn and step); not in descriptor content.
 GIVEN = ("service-id", "session-id", "tenant", "turn-id", "step-id")
 DIMENSIONS = ("time", "tokens", "cost", "energy")  # budget-dimension identities (M15)

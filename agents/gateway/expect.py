@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from agents.gateway.description import DecisionExpectation, Expectation, Json
+from agents.gateway.description import DecisionExpectation, Expectation
+from controller.types import Json
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,9 @@ from lxml import etree
 
 from agents.cnma.netconf import NetconfTransport
 from agents.gateway.client import AS, RefusedError, UnreachableError
-from agents.gateway.description import Json
 from controller.model import Encoding, ModelError, nodes
 from controller.southbound import PeerRefusedError, PeerUnreachableError
+from controller.types import Json
 
 NAMESPACE = f"urn:ietf:params:xml:ns:yang:{AS}"
 

@@ -22,13 +22,13 @@ from agents.gateway.description import (
     Cost,
     Description,
     Expectation,
-    Json,
     Session,
     Step,
     ToolCall,
 )
 from controller.errors import ErrorItem, ErrorType
 from controller.model import InstanceKind, ModelError, Schema
+from controller.types import Json
 
 AS = "ietf-cats-agent-selection"
 GATEWAY = "ietf-cats-types:agent-gateway"  # the reporter of MSG-14 and MSG-15

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agents.gateway.description import Json
 from agents.gateway.expect import local
+from controller.types import Json
 
 
 def _keys(working: Json | None) -> str:

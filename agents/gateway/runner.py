@@ -17,10 +17,10 @@ from typing import TextIO
 from agents.common.clock import date_and_time
 from agents.gateway import render
 from agents.gateway.client import AS, Cps, session_path
-from agents.gateway.description import Json
 from agents.gateway.expect import Observed, misses
 from agents.gateway.plan import Exchange, SessionPlan, Stage
 from controller.errors import CatsError
+from controller.types import Json
 
 INDENT = "    "
 

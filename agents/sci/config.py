@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from agents.sci.errors import SciError, refused
-from agents.sci.values import CsciId, CsId, SiId
+from agents.sci.values import SiId
 from controller.errors import ErrorItem
 from controller.model import InstanceKind, ModelError, Schema
+from controller.types import CsciId, CsId, Json
 
 MODULE = "ietf-cats-sci"
 TOP = f"{MODULE}:sci"
-Json = dict[str, Any]
 
 
 def identity(value: str) -> str:

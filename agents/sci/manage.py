@@ -18,10 +18,11 @@ from typing import Any
 from agents.sci.collector import MAX_EXPOSITION, parse_exposition
 from agents.sci.errors import SciError
 from agents.sci.http import StartResponse, read_body, respond
-from agents.sci.report import Json, health_summary, instance_json, rfc3339
+from agents.sci.report import health_summary, instance_json, rfc3339
 from agents.sci.reporter import Reporter
 from agents.sci.runtime import Runtime
 from agents.sci.values import SiId
+from controller.types import Json
 
 
 def _counter(value: int) -> str:

@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from agents.sci.aggregator import ComputingTime
 from agents.sci.config import SciConfig
 from agents.sci.health import Transition
 from agents.sci.values import Health, InstanceMetrics, SiId
+from controller.types import Json
 
 RPC = "ietf-cats-sci:report-sci-metrics"
-Json = dict[str, Any]
 
 
 def rfc3339(at: float) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from agents.common.sequence import SequenceStore
 from agents.sci.errors import SciError
-from agents.sci.report import Json, ReportContent, build_report, envelope
+from agents.sci.report import ReportContent, build_report, envelope
 from agents.sci.reporting import (
     EVENT_TRIGGERS,
     HEARTBEAT,
@@ -27,6 +27,7 @@ from agents.sci.reporting import (
 )
 from agents.sci.runtime import Runtime
 from controller.model import InstanceKind, ModelError, Schema
+from controller.types import Json
 
 LOG = logging.getLogger("agents.sci.reporter")
 Send = Callable[[Json], int]

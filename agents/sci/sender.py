@@ -9,7 +9,8 @@ from pathlib import Path
 import requests
 
 from agents.sci.errors import SciError, refused
-from agents.sci.report import RPC, Json
+from agents.sci.report import RPC
+from controller.types import Json
 
 JSON = "application/yang-data+json"
 

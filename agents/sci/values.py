@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NewType
 
-from controller.selection.vocabulary import CsciId, CsId, Health
+from controller.selection.joint.vocabulary import Health
+from controller.types import CsciId, CsId
 
 SiId = NewType("SiId", str)
 """Service Instance ID, local to one SCI (sci-implementation 2)."""

@@ -15,7 +15,7 @@ from typing import Any
 from controller.agent_selection.decide import note
 from controller.agent_selection.sessions import Session
 from controller.agent_selection.state import amount
-from controller.agent_selection.values import Json, ident, number, qualified
+from controller.agent_selection.values import ident, number, qualified
 from controller.selection.mapping import (
     BudgetPacing,
     Consumption,
@@ -26,6 +26,7 @@ from controller.selection.mapping import (
     reserve,
 )
 from controller.selection.mapping.vocabulary import BudgetDimension
+from controller.types import Json
 
 
 def consumption(members: Mapping[str, Any]) -> Consumption:

@@ -18,10 +18,8 @@ from controller.agent_selection import config as cfg
 from controller.agent_selection import views
 from controller.agent_selection.candidates import CandidateBook
 from controller.agent_selection.errors import rate_limited, refused
-from controller.agent_selection.values import Json
 from controller.datastore.api import Principal
-from controller.selection.mapping.vocabulary import SourceId
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, Json, SourceId
 
 
 def _sequence(members: Json) -> int | None:

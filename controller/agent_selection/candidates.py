@@ -20,8 +20,7 @@ from controller.agent_selection import views
 from controller.agent_selection.config import AgentConfig, CandidateConfig
 from controller.agent_selection.views import ComputingPart, ForwardingPart
 from controller.selection.mapping import Candidate, SourceAccuracy, StateElementView
-from controller.selection.mapping.vocabulary import ReuseKey, SourceId, TenantId
-from controller.selection.vocabulary import CsciId, CsId
+from controller.types import CsciId, CsId, ReuseKey, SourceId, TenantId
 
 StateMap = Mapping[tuple[TenantId, ReuseKey], StateElementView]
 StateByCandidate = Mapping[CsciId, StateMap]

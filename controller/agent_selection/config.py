@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.agent_selection.values import MODULE, Json, ident, integer, number, seconds
+from controller.agent_selection.values import MODULE, ident, integer, number, seconds
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
 from controller.selection.mapping import (
     Band,
@@ -27,15 +27,9 @@ from controller.selection.mapping import (
     TierCatalogue,
     Weighted,
 )
-from controller.selection.mapping.vocabulary import (
-    Dimension,
-    RegionId,
-    TenantId,
-    ThresholdAction,
-    TierName,
-)
-from controller.selection.vocabulary import CsciId, CsId
+from controller.selection.mapping.vocabulary import Dimension, ThresholdAction
 from controller.southbound import Credentials, Target
+from controller.types import CsciId, CsId, Json, RegionId, TenantId, TierName
 
 ROOT = f"/{MODULE}:agent-selection"
 _DIMENSIONS = {d.value: d for d in Dimension}

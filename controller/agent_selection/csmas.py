@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 from controller.agent_selection.config import AgentConfig
-from controller.agent_selection.values import Json
 from controller.errors import ErrorItem, ErrorType
 from controller.model import Schema
 from controller.southbound import (
@@ -28,6 +27,7 @@ from controller.southbound import (
     StateAgents,
     Target,
 )
+from controller.types import Json
 
 
 class Login(Protocol):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from controller.agent_selection import ids, render
 from controller.agent_selection.handoff import AbortReason, Handoff, HandoffState, aborted
 from controller.agent_selection.sessions import CommitmentRecord, Kept, Session
-from controller.agent_selection.values import Json, date_and_time, qualified
+from controller.agent_selection.values import date_and_time, qualified
 from controller.selection.mapping import (
     Commitment,
     Descriptor,
@@ -32,12 +32,11 @@ from controller.selection.mapping.vocabulary import (
     FallbackRung,
     Outcome,
     Presence,
-    ReuseKey,
     Trigger,
 )
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
 from controller.southbound import Target
+from controller.types import CsciId, Json, ReuseKey
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from controller.agent_selection.values import Json, ident, integer, number, seconds
+from controller.agent_selection.values import ident, integer, number, seconds
 from controller.selection.mapping import (
     Budget,
     Descriptor,
@@ -31,16 +31,10 @@ from controller.selection.mapping.vocabulary import (
     EndpointKind,
     ObjectiveQuantity,
     Precision,
-    Prefix,
-    RegionId,
-    ReuseKey,
     Role,
     Scope,
-    SessionId,
-    TenantId,
-    TierName,
 )
-from controller.selection.vocabulary import CsId
+from controller.types import CsId, Json, Prefix, RegionId, ReuseKey, SessionId, TenantId, TierName
 
 _ELEMENTS = {member.value: member for member in Element}
 

@@ -15,9 +15,8 @@ from enum import StrEnum
 from typing import Any
 
 from controller.agent_selection.values import ident, instant, number
-from controller.selection.mapping.vocabulary import CommitmentId, ReuseKey, SessionId
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId, ReuseKey, SessionId
 
 
 class HandoffState(StrEnum):

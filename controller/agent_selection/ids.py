@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from controller.selection.mapping.vocabulary import CommitmentId, SessionId
+from controller.types import CommitmentId, SessionId
 
 #: The bound of every derived id (``length "1..128"`` of the types above).
 MAX_ID = 128

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from controller.agent_selection.handoff import Handoff, HandoffState
 from controller.agent_selection.sessions import CommitmentRecord
-from controller.agent_selection.values import Json, date_and_time, decimal, ms, qualified
+from controller.agent_selection.values import date_and_time, decimal, ms, qualified
 from controller.selection.mapping import (
     CandidateResult,
     Evaluation,
@@ -20,6 +20,7 @@ from controller.selection.mapping import (
     Lexicographic,
 )
 from controller.selection.mapping.vocabulary import Element, Reason
+from controller.types import Json
 
 TYPES = "ietf-cats-types"
 _TYPES_REASONS = frozenset(

@@ -39,8 +39,7 @@ from controller.agent_selection.errors import closed_session, refused, unknown_s
 from controller.agent_selection.sessions import KeyScope, Session, session_limits
 from controller.agent_selection.state import accuracy_json, session_json
 from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
-from controller.agent_selection.values import MODULE, Json, qualified
-from controller.cps.sweeper import Sweeper
+from controller.agent_selection.values import MODULE, qualified
 from controller.datastore.api import Principal
 from controller.errors import CatsError
 from controller.selection.mapping import (
@@ -59,13 +58,12 @@ from controller.selection.mapping.vocabulary import (
     DecisionPoint,
     Element,
     InvalidationCondition,
-    SessionId,
-    SourceId,
     TailAction,
     Trigger,
 )
-from controller.selection.vocabulary import CsciId
+from controller.service_metrics.sweeper import Sweeper
 from controller.southbound import SouthboundError, StateAgents, Target, fan_out
+from controller.types import CsciId, Json, SessionId, SourceId
 
 LOG = logging.getLogger("catsctl.agent-selection")
 SWEEP_PERIOD = 0.5

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from controller.agent_selection.handoff import Handoff
-from controller.agent_selection.values import Json
 from controller.selection.mapping import (
     Commitment,
     DecisionRate,
@@ -28,17 +27,9 @@ from controller.selection.mapping import (
     SessionAccount,
     SessionPosition,
 )
-from controller.selection.mapping.vocabulary import (
-    BudgetDimension,
-    BudgetKind,
-    CommitmentId,
-    Prefix,
-    Scope,
-    SessionId,
-    TenantId,
-)
+from controller.selection.mapping.vocabulary import BudgetDimension, BudgetKind, Scope
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId, CsId
+from controller.types import CommitmentId, CsciId, CsId, Json, Prefix, SessionId, TenantId
 
 SECRET_FILE = "agent-selection-key-scope.secret"
 

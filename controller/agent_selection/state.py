@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from controller.agent_selection import render
 from controller.agent_selection.handoff import HandoffState
 from controller.agent_selection.sessions import KeyScope, Session
-from controller.agent_selection.values import Json, date_and_time, qualified
+from controller.agent_selection.values import date_and_time, qualified
 from controller.selection.mapping import BudgetLine, SessionAccount, SourceAccuracy
-from controller.selection.mapping.vocabulary import BudgetDimension, SourceId
+from controller.selection.mapping.vocabulary import BudgetDimension
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, Json, SourceId
 
 
 def amount(dimension: BudgetDimension, value: float) -> str:

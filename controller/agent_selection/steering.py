@@ -39,10 +39,9 @@ from typing import Protocol
 
 from controller.agent_selection import ids
 from controller.agent_selection.sessions import CommitmentRecord, Session
-from controller.agent_selection.values import Json, date_and_time
-from controller.selection.mapping.vocabulary import CommitmentId, Prefix, SessionId
+from controller.agent_selection.values import date_and_time
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId, CsId
+from controller.types import CommitmentId, CsciId, CsId, Json, Prefix, SessionId
 
 #: ietf-cats-types commitment-id is 1..128 characters; a longer id cannot be a rule key.
 MAX_COMMITMENT_ID = ids.MAX_ID

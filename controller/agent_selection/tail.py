@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from controller.agent_selection.decide import note
-from controller.agent_selection.values import Json, ident, qualified, seconds
+from controller.agent_selection.values import ident, qualified, seconds
 from controller.selection.mapping import (
     Alternative,
     Descriptor,
@@ -24,11 +24,10 @@ from controller.selection.mapping.vocabulary import (
     FallbackRung,
     InvalidationCondition,
     Outcome,
-    Prefix,
     TailAction,
     Trigger,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, Json, Prefix
 
 CONDITION_TRIGGER = {
     InvalidationCondition.VALUE_EXPIRED: Trigger.T4,

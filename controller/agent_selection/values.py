@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controller.selection.mapping import Metadata
-from controller.selection.mapping.vocabulary import Confidence, SourceId
+from controller.selection.mapping.vocabulary import Confidence
+from controller.types import Json, SourceId
 
 MODULE = "ietf-cats-agent-selection"
-Json = dict[str, Any]
 
 
 def ident(value: object) -> str:

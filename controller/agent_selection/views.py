@@ -31,14 +31,10 @@ from controller.selection.mapping.vocabulary import (
     ElementClass,
     Health,
     Precision,
-    Prefix,
     Presence,
-    RegionId,
     ResidencyTier,
-    ReuseKey,
-    TenantId,
-    TierName,
 )
+from controller.types import Prefix, RegionId, ReuseKey, TenantId, TierName
 
 MB = 1e6
 STAY_IN_PLACE = "stay-in-place"

@@ -23,7 +23,6 @@ import json
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import requests
 
@@ -44,6 +43,7 @@ from controller.demo.launch import ROOT, WaitTimeout, wait_until
 from controller.demo.steps import Run, Stage, Step
 from controller.demo.table import grid
 from controller.demo.topology import write_json
+from controller.types import Json
 
 EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
 KEPT, OTHER = "C", "B"  # C holds the working set; B reports more free capacity
@@ -53,7 +53,6 @@ STEP = (1, 30)  # turn, step of the episode
 HTTP_OK = 200
 DRAFT_B_DELAY = "400"  # ms, the draft's forwarding p95 to B (--b-path-delay)
 CONSUMED = {"time": Decimal(4600), "tokens": Decimal(2400)}  # the example's step-30 cost
-Json = dict[str, Any]
 
 
 def description(locators: dict[str, str], example: Path = EXAMPLE) -> Json:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-Json = dict[str, Any]
+from controller.types import Json
+
 AS = "ietf-cats-agent-selection"
 GB = 1e9
 TENANT = "tenant-1"

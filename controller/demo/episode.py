@@ -24,6 +24,7 @@ from typing import Any
 
 from controller.demo import drafts
 from controller.demo.topology import CF2, CF3, SITES, SM, SiteSpec
+from controller.types import Json
 
 AS = drafts.AS
 CPS_USER = "cps"  # the C-PS's user at the C-SMAs
@@ -31,7 +32,6 @@ GATEWAY_USER = "gateway"  # the agent gateway's user at the C-PS
 CNMA_USER = "cnma"
 CNMA_SOURCE = "cnma-7.1"  # the C-NMA's name (docs/examples/cnma-7.1.toml)
 SESSION = "s-episode"  # the session of agents/gateway/examples/step30-episode.json
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import requests
 
 from controller.demo.client import Restconf, RestconfError
 from controller.demo.launch import Child, Launcher, free_port, listening
 from controller.demo.topology import CF2, CF3, INGRESS, write_json
+from controller.types import Json
 
 ST = "ietf-cats-steering"
 USER = "cps"  # the C-PS's user at the forwarders
@@ -27,7 +27,6 @@ INGRESS_NAME = "ingress"
 CS_IDS = ("ARS",)  # the services whose traffic enters at the ingress
 AGENT_CS_ID = "agent"  # the agent sessions' service, handled there too when stage G plays
 RECONCILE_S = 5  # the C-PS compares each forwarder's configuration this often
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
 
 from controller.demo.table import grid
+from controller.types import Json
 
-Json = dict[str, Any]
 KEPT, MOVED = "keep", "move"
 TRANSFER_S = (Decimal(2900), Decimal(3100))  # 6.8: 7.5 GB at 2.5 GB/s plus the rtt, ~3.0 s
 RECOMPUTE_MS = Decimal(128_000)  # 6.8: 128k tokens of context at 1,000 tokens/s

@@ -21,9 +21,9 @@ import tomllib
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from controller.demo.launch import ROOT
+from controller.types import Json
 
 SM = "ietf-cats-service-metrics"
 INGRESS = "10.0.0.1"
@@ -32,7 +32,6 @@ CNMA_EXAMPLE = ROOT / "docs" / "examples" / "cnma-7.1.toml"
 SAFETY_MARGIN = "80.000"
 LOCATOR_PORT_BASE = 20000
 SLOW_THRESHOLD_MS = "20.000"  # performance check: slower than this is DEGRADED (5.2)
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)

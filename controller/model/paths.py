@@ -13,7 +13,6 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NewType
 from urllib.parse import quote, unquote
 
 import libyang
@@ -21,9 +20,9 @@ from _libyang import ffi, lib
 
 from controller.errors import ErrorItem, ErrorType
 from controller.model.errors import ModelError
+from controller.types import DataPath
 
 #: A data path in libyang's form: ``/module:node/list[key='v']``; ``/`` for the datastore root.
-DataPath = NewType("DataPath", str)
 
 ROOT = DataPath("/")
 # RFC 3986 unreserved characters plus ':' stay as they are in a key value of a URI.

@@ -10,7 +10,7 @@ single-entry edit touches one entry, or ignored under default-operation ``none``
 from __future__ import annotations
 
 from copy import deepcopy
-from typing import Any, Protocol
+from typing import Protocol
 
 from lxml import etree
 
@@ -20,8 +20,8 @@ from controller.model import Encoding
 from controller.model.paths import NodeKind, SchemaNode, step_data_path
 from controller.netconf.errors import NetconfError, netconf_error
 from controller.netconf.messages import BASE_NS, split_steps
+from controller.types import Element
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 OPERATION = f"{{{BASE_NS}}}operation"
 YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 _INSERT, _KEY, _VALUE = (f"{{{YANG_NS}}}{name}" for name in ("insert", "key", "value"))

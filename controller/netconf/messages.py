@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from lxml import etree
 
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.errors import NetconfError, bad_element, netconf_error
+from controller.types import Element
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 BASE_10 = "urn:ietf:params:netconf:base:1.0"
@@ -22,7 +22,6 @@ BASE_11 = "urn:ietf:params:netconf:base:1.1"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 NC = f"{{{BASE_NS}}}"
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 #: The XML namespace of an implemented module, or None (model.paths.PathResolver.namespace).
 NamespaceOf = Callable[[str], str | None]
 

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 from lxml import etree
 
 from controller.errors import CatsError
 from controller.model.paths import NodeKind, SchemaNode, step_data_path
 from controller.netconf.edits import SchemaLookup
+from controller.types import Element
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 _NARROWS = (NodeKind.CONTAINER, NodeKind.LIST)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -16,11 +16,11 @@ from controller.datastore.api import (
 from controller.netconf.edits import ConfigEdits
 from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.reads import Filter, Reads, xpath_with_modules
+from controller.types import Element
 
 if TYPE_CHECKING:
     from controller.netconf.operations import Caller, Outcome
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 NMDA_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-nmda"
 DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
 _N = f"{{{NMDA_NS}}}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from lxml import etree
 
@@ -20,8 +19,8 @@ from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.messages import parse_fragment
 from controller.netconf.reads import Filter, parse_filter
 from controller.netconf.subtree import subtree_filter
+from controller.types import Element
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 NOTIFICATION_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
 NETMOD_NS = "urn:ietf:params:xml:ns:netmod:notification"
 _N = f"{{{NOTIFICATION_NS}}}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from lxml import etree
 
@@ -35,8 +34,8 @@ from controller.netconf.nmda import NMDA_NS, Nmda
 from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
 from controller.netconf.reads import WD_NS, Reads, parse_filter
 from controller.netconf.sessions import Registry
+from controller.types import Element
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 _DATASTORES = {name.value: name for name in DatastoreName if name is not DatastoreName.OPERATIONAL}
 _DEFAULT_OPS = {"merge": EditOperation.MERGE, "replace": EditOperation.REPLACE, "none": None}
 _ERROR_OPTIONS = tuple(option.value for option in ErrorOption)

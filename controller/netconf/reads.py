@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from lxml import etree
 
@@ -32,8 +32,8 @@ from controller.netconf.errors import netconf_error
 from controller.netconf.messages import BASE_NS, parse_fragment
 from controller.netconf.narrow import narrow, wrap
 from controller.netconf.subtree import subtree_filter
+from controller.types import Element
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
 WD_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-with-defaults"
 #: RFC 6243 6: the attribute of report-all-tagged, as NETCONF names it.
 WD_ATTRIBUTE_NS = "urn:ietf:params:xml:ns:netconf:default:1.0"

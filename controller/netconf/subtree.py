@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from copy import deepcopy
-from typing import Any
 
 from lxml import etree
 
-Element = Any  # lxml.etree._Element (lxml has no type information)
+from controller.types import Element
+
 _WHOLE = True
 _PART = False
 

@@ -18,8 +18,8 @@ from lxml import etree
 
 from controller.model import nodes
 from controller.model.schema import Encoding
+from controller.types import Json
 
-Json = dict[str, Any]
 NAMESPACE = "urn:ietf:params:xml:ns:yang:{module}"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 _RPC = nodes.lib.LYD_TYPE_RPC_YANG

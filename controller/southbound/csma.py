@@ -16,9 +16,10 @@ from typing import Protocol
 
 from controller.errors import CatsError, ErrorItem
 from controller.model import Schema
-from controller.southbound.codec import Json, RpcCodec
+from controller.southbound.codec import RpcCodec
 from controller.southbound.errors import SouthboundError
 from controller.southbound.peer import Credentials, NetconfPeer, PeerSettings
+from controller.types import Json
 
 MODULE = "ietf-cats-agent-selection"
 QUERY_STATE = f"{MODULE}:query-state"

@@ -30,8 +30,8 @@ from controller.datastore.api import (
     Revision,
 )
 from controller.errors import CatsError
-from controller.selection import CsId, ForwarderId, Outcome
-from controller.selection.tracking import TableChanges
+from controller.selection.joint import Outcome
+from controller.selection.joint.tracking import TableChanges
 from controller.southbound.intended import IntendedState
 from controller.southbound.inventory import (
     FORWARDERS,
@@ -51,11 +51,13 @@ from controller.southbound.push import (
     push_all,
 )
 from controller.southbound.session import ConfigSession
-from controller.southbound.steering import Entry, Json, service_entry
+from controller.southbound.steering import Entry, service_entry
+from controller.types import CsId, ForwarderId, Json
 
 LOG = logging.getLogger("catsctl.southbound")
 Pair = tuple[CsId, ForwarderId]
-#: The fast selection of (CS-ID, ingress) pairs (controller.cps ServiceMetrics.steering_outcomes).
+#: The fast selection of (CS-ID, ingress) pairs
+#: (controller.service_metrics ServiceMetrics.steering_outcomes).
 Outcomes = Callable[[Sequence[Pair]], list[Outcome]]
 #: Opens the session to one forwarder (a ConfigSession; a fake in unit tests).
 SessionFactory = Callable[[ForwarderSpec], SteeringSession]
@@ -158,7 +160,8 @@ class SteeringService:
     # -- inputs --------------------------------------------------------------------------------
 
     def on_tables_changed(self, changes: TableChanges) -> None:
-        """The CST or NST changed (controller.cps hook): re-evaluate the affected pairs."""
+        """The CST or NST changed (controller.service_metrics hook): re-evaluate the affected
+        pairs."""
         with self._cond:
             self._pending = self._pending.merged(changes)
             self._cond.notify_all()

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 
-from controller.selection import CsId
-from controller.southbound.steering import Entry, EntryKey, Json, rule_entry
+from controller.southbound.steering import Entry, EntryKey, rule_entry
+from controller.types import CsId, Json
 
 ForwarderName = str
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.selection import CsId, ForwarderId
 from controller.southbound.peer import Credentials
+from controller.types import CsId, ForwarderId
 
 MODULE = "ietf-cats-steering"
 FORWARDERS = f"/{MODULE}:forwarders"

@@ -24,8 +24,9 @@ from ncclient.transport import session as ncclient_session
 from ncclient.transport.errors import TransportError
 
 from controller.errors import CatsError, ErrorItem, ErrorType
-from controller.southbound.codec import Json, RpcCodec
+from controller.southbound.codec import RpcCodec
 from controller.southbound.errors import PeerRefusedError, invalid, unreachable
+from controller.types import Json
 
 _TRANSPORT = (TransportError, OperationError, TimeoutExpiredError, paramiko.SSHException)
 _T = TypeVar("_T")

@@ -14,11 +14,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NewType
+from typing import Any, Literal
 
 from lxml import etree
 
-from controller.selection import CsId, Outcome, ResultKind
+from controller.selection.joint import Outcome, ResultKind
+from controller.types import CsId, Json
 
 NS = "urn:ietf:params:xml:ns:yang:ietf-cats-steering"
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
@@ -26,9 +27,7 @@ NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 #: entry, a larger one by re-reading its whole configuration (controller.netconf.edits).
 BATCH = 64
 
-Json = dict[str, Any]
 EntryKind = Literal["service", "rule"]
-CommitmentId = NewType("CommitmentId", str)
 EntryKey = tuple[EntryKind, str]
 Snapshot = Mapping[EntryKey, "Entry"]
 _KEY_LEAF: dict[str, str] = {"service": "cs-id", "rule": "commitment-id"}

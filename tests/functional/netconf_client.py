@@ -10,9 +10,8 @@ from lxml import etree
 
 from controller.netconf.framing import Deframer, frame
 from controller.netconf.messages import BASE_10, BASE_11, BASE_NS, NC, to_bytes
+from controller.types import Element
 from tests.functional.restconf_server import ADMIN, Server
-
-Element = Any  # lxml.etree._Element
 
 
 class RawSession:

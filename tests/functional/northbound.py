@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from lxml import etree
 from ncclient.operations.rpc import RPCError
 
+from controller.types import Json
 from tests.functional.restconf_server import JSON, Server
 
 SM = "ietf-cats-service-metrics"
@@ -20,7 +21,6 @@ SM_NS = f"{YANG_NS}{SM}"
 NC_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 LISTS = frozenset({"candidate", "relaxation", "decision", "unusable-value", "refused-entry"})
 LEAF_LISTS = frozenset({"violated-soft-constraint", "objective", "tie-break"})
-Json = dict[str, Any]
 
 
 class RpcFailedError(Exception):

@@ -31,6 +31,7 @@ from lxml import etree
 
 from controller.auth import hash_password
 from controller.southbound import Credentials, NetconfStateAgents, PeerUnreachableError, Target
+from controller.types import Json
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import (
@@ -47,7 +48,6 @@ from tools.bench.common import stop
 pytestmark = pytest.mark.functional
 AS = "ietf-cats-agent-selection"
 AS_NS = f"urn:ietf:params:xml:ns:yang:{AS}"
-Json = dict[str, Any]
 CPS_USER = ("cps", "cps-secret")
 
 TAG = {0.5: "p5", 0.7: "p7"}

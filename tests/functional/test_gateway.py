@@ -18,11 +18,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.auth import hash_password
+from controller.types import Json
 from tests.conftest import ROOT
 from tests.functional.restconf_server import ADMIN, Server, free_port, running_server, write_init
 from tests.functional.test_agent_selection import Csma, _instances, call, csma_process
@@ -30,7 +30,6 @@ from tests.unit.agent_selection import drafts
 
 pytestmark = pytest.mark.functional
 AS = "ietf-cats-agent-selection"
-Json = dict[str, Any]
 EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
 EPISODE = drafts.episode()  # B and C of service 'agent', as the example names them
 EX84 = drafts.renamed(drafts.example_84(0.5), "x84-", "ex84")

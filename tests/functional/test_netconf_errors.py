@@ -25,6 +25,7 @@ import pytest
 from lxml import etree
 
 from controller.netconf.messages import NC
+from controller.types import Element
 from tests.functional.netconf_client import (
     RawSession,
     bench_edit,
@@ -41,7 +42,6 @@ RCT = "urn:example:rc-test"
 NC_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 READER = ("reader", ADMIN[1])
 PLUGINS = ("tests.functional.plugins.rc_test_plugin", "tests.functional.netconf_plugin")
-Element = Any
 
 
 SERVE_ARGS = (

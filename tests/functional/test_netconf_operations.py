@@ -5,12 +5,12 @@ get-schema (RFC 6022) and the modelled RPC of a plugin."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from lxml import etree
 
 from controller.netconf.messages import NC
+from controller.types import Element
 from tests.functional.netconf_client import (
     BENCH_NS,
     RawSession,
@@ -32,7 +32,6 @@ WD = "urn:ietf:params:xml:ns:yang:ietf-netconf-with-defaults"
 WD_ATTR = "{urn:ietf:params:xml:ns:netconf:default:1.0}default"
 ORIGIN = "{urn:ietf:params:xml:ns:yang:ietf-origin}origin"
 MON = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
-Element = Any
 
 
 SERVE_ARGS = ("--plugin", "tests.functional.plugins.rc_test_plugin")

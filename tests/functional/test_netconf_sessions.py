@@ -7,13 +7,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import paramiko
 import pytest
 from lxml import etree
 
 from controller.netconf.messages import NC
+from controller.types import Element
 from tests.functional.netconf_client import (
     BENCH_NS,
     RawSession,
@@ -40,7 +40,6 @@ NOTIFS = "urn:ietf:params:xml:ns:yang:ietf-netconf-notifications"
 SYS = "urn:ietf:params:xml:ns:yang:ietf-system"
 NC_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 SESSIONS = 100
-Element = Any
 
 
 def seed() -> dict[str, object]:

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 import requests
 
+from controller.types import Json
 from tests.functional.netconf_client import admin_nc
-from tests.functional.northbound import SM, SM_NS, Json, Netconf, Northbound, Restconf
+from tests.functional.northbound import SM, SM_NS, Netconf, Northbound, Restconf
 from tests.functional.restconf_server import JSON, Server, admin_users
 
 pytestmark = pytest.mark.functional

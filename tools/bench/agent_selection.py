@@ -32,7 +32,6 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
 
 import requests
 
@@ -40,6 +39,7 @@ from controller.agent_selection import AgentSelection
 from controller.agent_selection.config import AgentConfig, parse
 from controller.datastore.api import SYSTEM
 from controller.selection.mapping import EvaluationRequest, Policy, evaluate
+from controller.types import Json
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.csma_double import CsmaDouble
 from tools.bench.common import free_port, stop
@@ -49,7 +49,6 @@ CANDIDATES = 1_000
 ELEMENTS = 20
 RECORDS = 10
 ADVERTISE_EVERY = 60.0
-Json = dict[str, Any]
 
 
 def specs(count: int, seed: int = 7) -> list[drafts.Spec]:

@@ -40,9 +40,10 @@ from pathlib import Path
 import requests
 
 from agents.csma import aggregate, cache
-from agents.csma.report import MODULE, OPERATION, Json, service_report
+from agents.csma.report import MODULE, OPERATION, service_report
 from agents.csma.thresholds import Plan, ReportType, Thresholds, plan
-from agents.csma.values import CsciId, CsId, Entry, EntryKey, Health, SciMetrics
+from agents.csma.values import Entry, EntryKey, Health, SciMetrics
+from controller.types import CsciId, CsId, Json
 from tools.bench.cnma_load import PASSWORD, USER, start_cps
 from tools.bench.common import ROOT, Figure, drive, figure, free_port, stop
 

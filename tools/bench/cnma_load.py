@@ -33,11 +33,11 @@ import requests
 
 from agents.cnma.config import DelayUnit, Thresholds
 from agents.cnma.paths import PathPolicy, network_service_table
-from agents.cnma.report import MODULE, OPERATION, Json, Metadata, network_report, plan
+from agents.cnma.report import MODULE, OPERATION, Metadata, network_report, plan
 from agents.cnma.topology import Link, Node, Role, Topology
 from controller.auth import hash_password
-from controller.selection import ForwarderId
 from controller.selection.units import Micros
+from controller.types import ForwarderId, Json
 from tools.bench.common import ROOT, YANG_DIR, free_port, stop
 
 EGRESSES = 100

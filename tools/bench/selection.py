@@ -21,11 +21,8 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from controller.selection import (
-    CsciId,
-    CsId,
+from controller.selection.joint import (
     CstEntry,
-    ForwarderId,
     HardConstraints,
     NstEntry,
     Requirement,
@@ -37,6 +34,7 @@ from controller.selection import (
     from_us,
     select,
 )
+from controller.types import CsciId, CsId, ForwarderId
 from tools.bench import selection_rpc
 
 CS = CsId("bench-service")

@@ -40,14 +40,14 @@ import requests
 
 from controller.app import Application, Composed, ServeSettings
 from controller.auth import hash_password
-from controller.cps import ServiceMetrics
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings
-from controller.selection import CsId, ForwarderId
+from controller.service_metrics import ServiceMetrics
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.peer import Credentials, PeerSettings
 from controller.southbound.session import ConfigSession, WriteSettings
-from controller.southbound.steering import Changes, Json, rule_entry
+from controller.southbound.steering import Changes, rule_entry
+from controller.types import CsId, ForwarderId, Json
 from tools.bench.common import ROOT, free_port, stop
 
 CPS = ("cps", "cps-secret")

@@ -30,7 +30,7 @@ from controller.selection.mapping.context import Band, Lexicographic, SelectionC
 from controller.selection.mapping.prepared import Prepared
 from controller.selection.mapping.valuation import Valuation
 from controller.selection.mapping.vocabulary import Dimension
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 
 _DIMENSIONS = (Dimension.FORWARDING, Dimension.COMPUTING, Dimension.STORAGE)
 _INF = float("inf")

@@ -12,15 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from controller.selection.mapping.vocabulary import (
-    CommitmentId,
-    Dimension,
-    ThresholdAction,
-    TierName,
-    Trigger,
-)
+from controller.selection.mapping.vocabulary import Dimension, ThresholdAction, Trigger
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId, TierName
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,16 +20,10 @@ from controller.selection.mapping.vocabulary import (
     EndpointKind,
     ObjectiveQuantity,
     Precision,
-    Prefix,
-    RegionId,
-    ReuseKey,
     Role,
     Scope,
-    SessionId,
-    TenantId,
-    TierName,
 )
-from controller.selection.vocabulary import CsId
+from controller.types import CsId, Prefix, RegionId, ReuseKey, SessionId, TenantId, TierName
 
 
 @dataclass(frozen=True, slots=True)

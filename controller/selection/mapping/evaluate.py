@@ -33,7 +33,7 @@ from controller.selection.mapping.vocabulary import (
     Trigger,
 )
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 
 _CONDITIONS = {reason: condition for condition, reason in CONDITION_REASON.items()}
 

@@ -14,11 +14,10 @@ from controller.selection.mapping.vocabulary import (
     CONDITION_REASON,
     Element,
     Reason,
-    ReuseKey,
     Role,
     ValueCondition,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, ReuseKey
 
 
 @dataclass(frozen=True, slots=True)

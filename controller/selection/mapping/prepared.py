@@ -11,15 +11,9 @@ from dataclasses import dataclass
 
 from controller.selection.mapping.context import SelectionContext, SessionPosition, TierCatalogue
 from controller.selection.mapping.descriptor import Descriptor, Endpoint, Objective
-from controller.selection.mapping.vocabulary import (
-    BudgetDimension,
-    BudgetKind,
-    RegionId,
-    Role,
-    Scope,
-)
+from controller.selection.mapping.vocabulary import BudgetDimension, BudgetKind, Role, Scope
 from controller.selection.mapping.workingset import PreparedWorkingSet
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, RegionId
 
 DEFAULT_RANK = 95.0
 """The percentile used where no objective states one (6.7 compares wait_p95, latency p95)."""

@@ -19,18 +19,16 @@ from controller.selection.mapping.stability import ChangeAssessment, StabilityCh
 from controller.selection.mapping.tail import FailureReport
 from controller.selection.mapping.view import Candidate
 from controller.selection.mapping.vocabulary import (
-    CommitmentId,
     DecisionPoint,
     DegradationClass,
     Element,
     FallbackRung,
     InvalidationCondition,
     Outcome,
-    SessionId,
     Trigger,
 )
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId, SessionId
 
 
 @dataclass(frozen=True, slots=True)

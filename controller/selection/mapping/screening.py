@@ -25,7 +25,7 @@ from controller.selection.mapping.vocabulary import (
     Reason,
     ValueCondition,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 
 FIT = "state_bytes <= hbm_free - weights_bytes"
 TAIL = "wait_p + step_latency_p <= objective"

@@ -22,7 +22,7 @@ from controller.selection.mapping.context import Occasion, SelectionContext, Ses
 from controller.selection.mapping.prepared import horizon
 from controller.selection.mapping.vocabulary import Outcome, Trigger
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 
 EXEMPT = frozenset({Trigger.T6, Trigger.T8})
 """Triggers where a constraint is at risk and the stability rules do not apply (8.3)."""

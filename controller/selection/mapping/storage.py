@@ -31,7 +31,7 @@ from controller.selection.mapping.vocabulary import (
 )
 from controller.selection.mapping.workingset import Key, PreparedWorkingSet, Totals
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 
 
 @dataclass(frozen=True, slots=True)

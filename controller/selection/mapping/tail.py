@@ -24,12 +24,11 @@ from controller.selection.mapping.vocabulary import (
     Element,
     FallbackRung,
     Precision,
-    Prefix,
     Role,
     TailAction,
     Trigger,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, Prefix
 
 ENDPOINT_RELIEF = (DegradationClass.TRUNCATED_WORKING_SET, DegradationClass.ADDITIONAL_DELAY)
 """What absorbs a tool or retrieval call that overruns: a reduced set, or more delay."""

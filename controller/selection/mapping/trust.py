@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from controller.selection.mapping.vocabulary import SourceId
+from controller.types import SourceId
 
 
 @dataclass(frozen=True, slots=True)

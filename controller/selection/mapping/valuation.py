@@ -25,7 +25,7 @@ from controller.selection.mapping.values import Distribution, Metadata, Reading,
 from controller.selection.mapping.view import Candidate, PathView
 from controller.selection.mapping.vocabulary import Element, ValueCondition
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 
 MEDIAN = 50.0
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
 
-from controller.selection.mapping.vocabulary import Confidence, SourceId, ValueCondition
+from controller.selection.mapping.vocabulary import Confidence, ValueCondition
 from controller.selection.units import Timestamp
+from controller.types import SourceId
 
 
 class Unit(StrEnum):

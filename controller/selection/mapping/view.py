@@ -20,16 +20,11 @@ from controller.selection.mapping.vocabulary import (
     ElementClass,
     Health,
     Precision,
-    Prefix,
     Presence,
-    RegionId,
     ResidencyTier,
-    ReuseKey,
-    TenantId,
-    TierName,
 )
 from controller.selection.units import Timestamp
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, Prefix, RegionId, ReuseKey, TenantId, TierName
 
 
 @dataclass(frozen=True, slots=True)

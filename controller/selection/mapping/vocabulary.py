@@ -2,30 +2,12 @@
 
 The enum values are the identity (or enumeration) names of ietf-cats-agent-selection and
 ietf-cats-types, so a decision renders to YANG by prefixing the module name, as
-``controller.selection.vocabulary`` does for the service metrics.
+``controller.selection.joint.vocabulary`` does for the service metrics.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NewType
-
-SessionId = NewType("SessionId", str)
-"""cats-t:session-id: attribution key of a session (7.1)."""
-TenantId = NewType("TenantId", str)
-"""tenant-id: the tenant that scopes reuse keys (7.1, 15)."""
-ReuseKey = NewType("ReuseKey", str)
-"""reuse-key: opaque state handle, compared for equality only (3, 7.5)."""
-RegionId = NewType("RegionId", str)
-"""region-id: a region of a locality or governance constraint (7.1)."""
-SourceId = NewType("SourceId", str)
-"""cats-t:source-id: the component that asserted a value (7.4)."""
-TierName = NewType("TierName", str)
-"""tier-name: a capability tier of the operator's catalogue (7.1, 7.2)."""
-Prefix = NewType("Prefix", str)
-"""inet:ip-prefix of a tool or data endpoint (7.2 endpoint-cost)."""
-CommitmentId = NewType("CommitmentId", str)
-"""cats-t:commitment-id (6.5)."""
 
 
 class Role(StrEnum):

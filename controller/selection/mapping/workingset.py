@@ -14,13 +14,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from controller.selection.mapping.descriptor import Descriptor, WorkingSetElement
-from controller.selection.mapping.vocabulary import (
-    ACCELERATOR_CLASSES,
-    NOT_RECOMPUTABLE,
-    ReuseKey,
-    Role,
-    TenantId,
-)
+from controller.selection.mapping.vocabulary import ACCELERATOR_CLASSES, NOT_RECOMPUTABLE, Role
+from controller.types import ReuseKey, TenantId
 
 Key = tuple[TenantId, ReuseKey]
 """A working-set element: its reuse key under its tenant."""

@@ -16,8 +16,8 @@ from typing import Any
 
 from controller.errors import ErrorItem, ErrorType
 from controller.southbound import PeerUnreachableError, Target
+from controller.types import Json
 
-Json = dict[str, Any]
 AS = "ietf-cats-agent-selection"
 
 

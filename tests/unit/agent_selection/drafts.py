@@ -19,7 +19,6 @@ from controller.demo.drafts import (
     SERVICE,
     TENANT,
     WINDOW_MS,
-    Json,
     Spec,
     c_sma,
     capability,
@@ -32,6 +31,7 @@ from controller.demo.drafts import (
     meta,
     ms,
 )
+from controller.types import Json
 
 __all__ = [
     "AS", "CPS_LOGIN", "GB", "SERVICE", "TENANT", "WINDOW_MS", "Json", "Spec", "c_sma",

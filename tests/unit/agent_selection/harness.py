@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from controller.agent_selection import AgentSelection, AgentSelectionSettings
 from controller.agent_selection.config import AgentConfig, parse
@@ -13,10 +12,10 @@ from controller.agent_selection.steering import NoSteering, Steering
 from controller.datastore import rpc
 from controller.datastore.api import SYSTEM
 from controller.model import Encoding, InstanceKind, Schema, nodes
+from controller.types import Json
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.csma_double import CsmaDouble
 
-Json = dict[str, Any]
 AS = "ietf-cats-agent-selection"
 
 

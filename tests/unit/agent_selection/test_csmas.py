@@ -4,17 +4,15 @@ what its candidates configure; none configured is a failed call, not a guess."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
 from controller.agent_selection.config import AgentConfig, parse
 from controller.agent_selection.csmas import ConfiguredStateAgents
-from controller.selection.vocabulary import CsciId
 from controller.southbound import Credentials, PeerUnreachableError, Target
+from controller.types import CsciId, Json
 from tests.unit.agent_selection import drafts
 
-Json = dict[str, Any]
 SPECS = drafts.example_84(0.5)  # A, B, C
 
 

@@ -16,13 +16,12 @@ import pytest
 from controller.agent_selection import AgentSelection, steering_rule
 from controller.agent_selection.steering import SteeringInstruction
 from controller.app import Composed, ForwarderSteering, Host, ServeSettings, install_cps
-from controller.cps import ServiceMetrics
 from controller.datastore.api import Registrations
 from controller.model import Schema
-from controller.selection.mapping.vocabulary import CommitmentId, SessionId
-from controller.selection.vocabulary import CsciId, CsId
+from controller.service_metrics import ServiceMetrics
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import Inventory, parse_inventory
+from controller.types import CommitmentId, CsciId, CsId, SessionId
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.harness import Harness, harness
 

@@ -11,8 +11,7 @@ import pytest
 from controller.agent_selection import handoff as machine
 from controller.agent_selection.handoff import AbortReason, Handoff, HandoffState, Notice
 from controller.model import Schema
-from controller.selection.mapping.vocabulary import ReuseKey, SessionId
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, ReuseKey, SessionId
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.harness import Harness, harness
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from controller.agent_selection import ids
-from controller.selection.mapping.vocabulary import SessionId
+from controller.types import SessionId
 
 DERIVED: list[Callable[[SessionId, int], str]] = [
     ids.commitment_id,

@@ -14,7 +14,7 @@ from controller.agent_selection.config import context
 from controller.datastore.api import Principal
 from controller.errors import CatsError
 from controller.model import Schema
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.harness import AS, Harness, harness
 

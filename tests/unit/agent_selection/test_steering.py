@@ -27,13 +27,11 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import Schema
 from controller.model.schema import InstanceKind
 from controller.selection.mapping import Commitment
-from controller.selection.mapping.vocabulary import CommitmentId, Prefix, SessionId
-from controller.selection.vocabulary import CsciId, CsId
+from controller.types import CommitmentId, CsciId, CsId, Json, Prefix, SessionId
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.harness import Harness, harness
 
 ST = "ietf-cats-steering"
-Json = dict[str, Any]
 
 
 class Recorder:

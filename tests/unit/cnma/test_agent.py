@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,8 +16,7 @@ from agents.cnma.topology import Link
 from agents.common.sequence import SequenceStore
 from controller.errors import ErrorItem, ErrorType
 from controller.selection.units import Micros
-
-Json = dict[str, Any]
+from controller.types import Json
 
 
 @dataclass

@@ -19,8 +19,8 @@ from agents.cnma.paths import (
     network_service_table,
 )
 from agents.cnma.topology import Link, Node, Role, Topology
-from controller.selection import ForwarderId
 from controller.selection.units import Micros
+from controller.types import ForwarderId
 
 INGRESS, CF2, CF3 = ForwarderId("10.0.0.1"), ForwarderId("188.3.67.3"), ForwarderId("188.3.67.4")
 

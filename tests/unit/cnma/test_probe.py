@@ -5,7 +5,7 @@ from __future__ import annotations
 from agents.cnma.config import CnmaConfig
 from agents.cnma.paths import PathMetrics, network_service_table
 from agents.cnma.probe import Measurement, ProbeUse, apply
-from controller.selection import ForwarderId
+from controller.types import ForwarderId
 
 KEY = (ForwarderId("10.0.0.1"), ForwarderId("188.3.67.4"))
 

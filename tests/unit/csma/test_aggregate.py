@@ -5,7 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from agents.csma.aggregate import per_sci, per_site, withheld
-from agents.csma.values import Confidence, CsciId, CsId, EntryKey, Estimates, Health, SciMetrics
+from agents.csma.values import Confidence, EntryKey, Estimates, Health, SciMetrics
+from controller.types import CsciId, CsId
 from tests.unit.csma.values import key, metrics
 
 

@@ -11,7 +11,7 @@ import pytest
 from agents.cnma.fields import ConfigError
 from agents.csma.config import Aggregation, Role, load_config, with_overrides
 from agents.csma.stateview import Presence
-from agents.csma.values import CsId
+from controller.types import CsId
 from tests.conftest import DOCS_DIR
 
 EXAMPLE = DOCS_DIR / "examples" / "csma.toml"

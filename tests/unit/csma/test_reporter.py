@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,9 +14,9 @@ from agents.csma.config import Reporting
 from agents.csma.reporter import Reporter
 from agents.csma.values import Entry, EntryKey
 from controller.errors import ErrorItem, ErrorType
+from controller.types import Json
 from tests.unit.csma.values import entry
 
-Json = dict[str, Any]
 QUIET = Reporting(interval=1.0, heartbeat=3600.0)
 
 

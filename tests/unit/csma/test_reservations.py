@@ -17,7 +17,7 @@ from agents.csma.reservations import (
     reserve,
 )
 from agents.csma.stateview import Element, Presence, StateView
-from agents.csma.values import CsciId, ReservationId, ReuseKey, SessionId, TenantId
+from controller.types import CsciId, ReservationId, ReuseKey, SessionId, TenantId
 
 A = CsciId("10.0.0.1:80")
 T = TenantId("t1")

@@ -16,8 +16,8 @@ from agents.csma.stateview import (
     reseed,
     state_json,
 )
-from agents.csma.values import CsciId, ReuseKey, TenantId
 from controller.model import InstanceKind, Schema
+from controller.types import CsciId, ReuseKey, TenantId
 
 A, B = CsciId("10.0.0.1:80"), CsciId("10.0.0.2:80")
 T = TenantId("t1")

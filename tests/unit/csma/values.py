@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from agents.csma.values import CsciId, CsId, Entry, EntryKey, Health, SciMetrics
+from agents.csma.values import Entry, EntryKey, Health, SciMetrics
+from controller.types import CsciId, CsId
 
 AT = "2026-11-30T12:00:00.000Z"
 

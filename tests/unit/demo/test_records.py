@@ -8,11 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 from controller.demo import records
+from controller.types import Json
 
 AS = "ietf-cats-agent-selection"
 B, C = "127.3.67.3:40001", "127.3.67.4:40002"
 NAMES = {B: "B", C: "C"}
-Json = dict[str, Any]
 
 
 def element(key: str, cls: str, size: int, **extra: Any) -> Json:

@@ -6,7 +6,8 @@ from typing import Any
 
 from agents.forwarder.forwarding import Forwarding
 from agents.forwarder.table import Reach
-from agents.forwarder.values import CsId, EntryKey, ForwarderId, Kind, Request, SessionId
+from agents.forwarder.values import EntryKey, Kind, Request
+from controller.types import CsId, ForwarderId, SessionId
 from tests.unit.forwarder.helpers import A, B, rule, service, steering
 
 T0 = 1_000_000.0

@@ -5,14 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from agents.forwarder import model
-from agents.forwarder.values import (
-    CommitmentId,
-    CsId,
-    EntryKey,
-    FallbackMode,
-    Kind,
-    locator,
-)
+from agents.forwarder.values import EntryKey, FallbackMode, Kind, locator
+from controller.types import CommitmentId, CsId
 from tests.unit.forwarder.helpers import A, rule, service, steering
 
 

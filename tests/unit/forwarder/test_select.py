@@ -7,16 +7,8 @@ from typing import Any
 
 from agents.forwarder.select import local_choice, lookup, matches, route
 from agents.forwarder.table import Reach, Table, accept, build
-from agents.forwarder.values import (
-    CsId,
-    FlowMatch,
-    Locator,
-    Match,
-    Request,
-    ServiceEntry,
-    SessionId,
-    locator,
-)
+from agents.forwarder.values import FlowMatch, Locator, Match, Request, ServiceEntry, locator
+from controller.types import CsId, SessionId
 from tests.unit.forwarder.helpers import A, B, rule, service, steering
 
 T0 = 1_000_000.0

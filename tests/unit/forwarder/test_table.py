@@ -13,7 +13,8 @@ from agents.forwarder.table import (
     rebuild,
     update,
 )
-from agents.forwarder.values import CsId, EntryKey, EntryState, Expiry, Kind, SessionId
+from agents.forwarder.values import EntryKey, EntryState, Expiry, Kind
+from controller.types import CsId, SessionId
 from tests.unit.forwarder.helpers import rule, service, steering
 
 REACH = Reach()

@@ -15,10 +15,10 @@ from agents.gateway.description import (
     load_description,
     parse_description,
 )
+from controller.types import Json
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
-Json = dict[str, Any]
 
 
 def example() -> Json:

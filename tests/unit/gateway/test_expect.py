@@ -7,8 +7,8 @@ from typing import Any
 
 from agents.gateway.description import DecisionExpectation, Expectation
 from agents.gateway.expect import Observed, misses, named_keys
+from controller.types import Json
 
-Json = dict[str, Any]
 AS = "ietf-cats-agent-selection"
 W = "d.json: sessions[0].expect"
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from agents.gateway.description import ConfigError, parse_description
 from agents.gateway.plan import AS, GATEWAY, check, plan
 from controller.model import Schema
+from controller.types import Json
 from tests.unit.gateway.test_description import example
 
-Json = dict[str, Any]
 NOW = 1_800_000_000.0
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Any
 
 from agents.gateway.client import RefusedError
 from agents.gateway.description import parse_description
 from agents.gateway.plan import AS, plan
 from agents.gateway.runner import Outcome, Runner
 from controller.errors import ErrorItem, ErrorType
+from controller.types import Json
 from tests.unit.gateway.test_description import example
-
-Json = dict[str, Any]
 
 
 def _session_of(members: Json) -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 from agents.common.sequence import SequenceStore
 from agents.sci.config import parse_config
 from agents.sci.errors import refused
-from agents.sci.report import Json
 from agents.sci.reporter import Reporter
 from agents.sci.runtime import Runtime
 from agents.sci.values import CheckResult, CheckType, SiId
 from controller.model import Schema
+from controller.types import Json
 from tests.unit.sci.test_config import MINIMAL
 
 PASS = (CheckResult(CheckType.LIVENESS, passed=True), CheckResult(CheckType.READINESS, passed=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from controller.selection import CsciId, CsId, FallbackLevel, ForwarderId, Outcome, ResultKind
+from controller.selection.joint import FallbackLevel, Outcome, ResultKind
 from controller.southbound.steering import (
     BATCH,
     NC,
@@ -21,6 +21,7 @@ from controller.southbound.steering import (
     rule_entry,
     service_entry,
 )
+from controller.types import CsciId, CsId, ForwarderId
 
 ARS = CsId("ARS")
 

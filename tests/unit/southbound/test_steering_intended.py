@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from controller.selection import CsciId, CsId, FallbackLevel, ForwarderId, Outcome, ResultKind
-from controller.selection.tracking import TableChanges
+from controller.selection.joint import FallbackLevel, Outcome, ResultKind
+from controller.selection.joint.tracking import TableChanges
 from controller.southbound.intended import IntendedState
 from controller.southbound.steering import service_entry
+from controller.types import CsciId, CsId, ForwarderId
 
 RULE = {"commitment-id": "s1/c1", "cs-id": "ARS", "match": {"session-id": "s1"},
         "csci-id": "127.0.0.1:8801", "egress-forwarder": "10.0.0.2", "lifetime": 60}  # fmt: skip

@@ -17,8 +17,8 @@ from controller.datastore.api import (
     Revision,
 )
 from controller.errors import ErrorItem, ErrorType
-from controller.selection import CsciId, CsId, FallbackLevel, ForwarderId, Outcome, ResultKind
-from controller.selection.tracking import TableChanges
+from controller.selection.joint import FallbackLevel, Outcome, ResultKind
+from controller.selection.joint.tracking import TableChanges
 from controller.southbound.errors import PeerUnreachableError, SouthboundError
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.intended import IntendedState
@@ -26,6 +26,7 @@ from controller.southbound.inventory import ForwarderSpec
 from controller.southbound.push import ForwarderWorker, PushSettings, push_all
 from controller.southbound.session import WriteSettings, Written
 from controller.southbound.steering import Changes, Entry, EntryKey, applied, rule_entry
+from controller.types import CsciId, CsId, ForwarderId
 
 RULE = {"commitment-id": "c1", "cs-id": "ARS", "match": {"session-id": "s1"},
         "csci-id": "127.0.0.1:8801", "egress-forwarder": "10.0.0.2", "lifetime": 60}  # fmt: skip

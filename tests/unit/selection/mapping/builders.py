@@ -32,17 +32,20 @@ from controller.selection.mapping.vocabulary import (
     Confidence,
     ElementClass,
     Precision,
-    Prefix,
     Presence,
-    RegionId,
     ResidencyTier,
+)
+from controller.types import (
+    CsciId,
+    CsId,
+    Prefix,
+    RegionId,
     ReuseKey,
     SessionId,
     SourceId,
     TenantId,
     TierName,
 )
-from controller.selection.vocabulary import CsciId, CsId
 
 NOW = 10_000.0
 WINDOW = 60.0

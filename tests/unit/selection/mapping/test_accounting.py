@@ -25,9 +25,9 @@ from controller.selection.mapping.vocabulary import (
     BudgetKind,
     Role,
     Scope,
-    SourceId,
     ThresholdAction,
 )
+from controller.types import SourceId
 
 TIME, TOKENS, COST = BudgetDimension.TIME, BudgetDimension.TOKENS, BudgetDimension.COST
 

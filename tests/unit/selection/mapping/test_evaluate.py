@@ -15,7 +15,6 @@ from controller.selection.mapping import (
 from controller.selection.mapping.points import PHASES
 from controller.selection.mapping.values import Unit
 from controller.selection.mapping.vocabulary import (
-    CommitmentId,
     Confidence,
     DecisionPoint,
     Dimension,
@@ -28,7 +27,7 @@ from controller.selection.mapping.vocabulary import (
     Trigger,
     ValueCondition,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId
 from tests.unit.selection.mapping.builders import (
     GB,
     NOW,

@@ -24,13 +24,11 @@ from controller.selection.mapping.vocabulary import (
     Health,
     ObjectiveQuantity,
     Precision,
-    Prefix,
     Reason,
-    RegionId,
     Role,
     Scope,
-    TenantId,
 )
+from controller.types import Prefix, RegionId, TenantId
 from tests.unit.selection.mapping.builders import (
     GB,
     WINDOW,

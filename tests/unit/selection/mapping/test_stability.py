@@ -16,14 +16,13 @@ from controller.selection.mapping import (
 from controller.selection.mapping.context import Commitment
 from controller.selection.mapping.stability import judge
 from controller.selection.mapping.vocabulary import (
-    CommitmentId,
     ElementClass,
     FallbackRung,
     Outcome,
     Presence,
     Trigger,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId
 from tests.unit.selection.mapping.builders import (
     GB,
     NOW,

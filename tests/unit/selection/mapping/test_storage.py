@@ -15,13 +15,11 @@ from controller.selection.mapping.vocabulary import (
     Presence,
     Reason,
     ResidencyTier,
-    ReuseKey,
     Role,
-    TenantId,
     ValueCondition,
 )
 from controller.selection.mapping.workingset import PreparedWorkingSet
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, ReuseKey, TenantId
 from tests.unit.selection.mapping.builders import GB, NOW, TENANT, descriptor, element, held, meta
 
 EC = ElementClass

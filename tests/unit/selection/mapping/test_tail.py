@@ -25,15 +25,13 @@ from controller.selection.mapping.vocabulary import (
     FallbackRung,
     ObjectiveQuantity,
     Precision,
-    Prefix,
     Reason,
     Role,
     Scope,
     TailAction,
-    TierName,
     Trigger,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CsciId, Prefix, TierName
 from tests.unit.selection.mapping.builders import TIERS, WINDOW, candidate, descriptor, element, run
 
 DC = DegradationClass

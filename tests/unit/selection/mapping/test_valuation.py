@@ -22,17 +22,15 @@ from controller.selection.mapping import (
 )
 from controller.selection.mapping.context import Commitment
 from controller.selection.mapping.vocabulary import (
-    CommitmentId,
     Confidence,
     Dimension,
     ElementClass,
     FallbackRung,
     ObjectiveQuantity,
-    Prefix,
     Reason,
     Role,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId, Prefix
 from tests.unit.selection.mapping.builders import (
     GB,
     NOW,

@@ -13,7 +13,8 @@ from controller.selection.mapping.values import (
     is_unknown,
     satisfies,
 )
-from controller.selection.mapping.vocabulary import Confidence, SourceId, ValueCondition
+from controller.selection.mapping.vocabulary import Confidence, ValueCondition
+from controller.types import SourceId
 from tests.unit.selection.mapping.builders import NOW, meta
 
 VC = ValueCondition

@@ -29,21 +29,18 @@ from controller.selection.mapping import (
 )
 from controller.selection.mapping.context import Commitment
 from controller.selection.mapping.vocabulary import (
-    CommitmentId,
     DegradationClass,
     Element,
     ElementClass,
     FallbackRung,
     ObjectiveQuantity,
     Outcome,
-    Prefix,
     Reason,
     ResidencyTier,
-    ReuseKey,
     TailAction,
     Trigger,
 )
-from controller.selection.vocabulary import CsciId
+from controller.types import CommitmentId, CsciId, Prefix, ReuseKey
 from tests.unit.selection.mapping.builders import (
     GB,
     NOW,
