@@ -24,9 +24,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
-    from controller.app import ServeSettings, serve  # noqa: PLC0415
+    from controller.app import serve  # noqa: PLC0415
     from controller.netconf.server import NetconfSettings  # noqa: PLC0415
     from controller.restconf.server import ListenSettings, TlsSettings  # noqa: PLC0415
+    from controller.server import ServeSettings  # noqa: PLC0415
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -1,4 +1,4 @@
-"""The C-SMA process: the model-driven server (controller.app) with the C-SMA installed.
+"""The C-SMA process: the model-driven server (controller.server) with the C-SMA installed.
 
 :func:`run_csma` serves until ``stop`` is set; ``reload`` (SIGHUP) re-reads the configuration
 file: users, reporting settings and the state-view seed (an operator's edit of the view); a
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from agents.cnma.fields import ConfigError
 from agents.csma.config import CsmaConfig
 from agents.csma.service import CsmaService, installer
-from controller.app import Application, ServeSettings
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings
+from controller.server import Application, ServeSettings
 
 LOG = logging.getLogger("agents.csma")
 Loader = Callable[[], CsmaConfig]

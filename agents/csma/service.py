@@ -1,4 +1,4 @@
-"""The C-SMA as an application of the model-driven server (controller.app ``Installer``).
+"""The C-SMA as an application of the model-driven server (controller.server ``Installer``).
 
 :func:`installer` registers, on the same composition as the C-PS: report-sci-metrics
 (sci-implementation 7), query-state, reserve-state and release-state (agent-selection-mapping
@@ -28,7 +28,6 @@ from agents.csma.errors import refused
 from agents.csma.report import SCI_RPC, freshness_seconds, sci_metrics
 from agents.csma.reporter import Reporter
 from agents.csma.values import Entry, EntryKey
-from controller.app import Host, Hosted, Installer
 from controller.datastore.api import (
     SYSTEM,
     DatastoreName,
@@ -38,6 +37,7 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.model import Encoding
+from controller.server import Host, Hosted, Installer
 from controller.types import CsciId, Json
 
 LOG = logging.getLogger("agents.csma")
@@ -90,7 +90,7 @@ class CsmaService:
         self._stop = threading.Event()
         self._withheld: frozenset[EntryKey] = frozenset()  # logged already
 
-    # -- lifecycle (controller.app Hosted) -------------------------------------------------
+    # -- lifecycle (controller.server Hosted) -------------------------------------------------
 
     def start(self) -> None:
         """Put the configured users into running, then start reporting and sweeping."""
@@ -315,7 +315,7 @@ class CsmaService:
 
 
 def installer(config: CsmaConfig) -> Installer:
-    """The C-SMA's installer for :class:`controller.app.Application`."""
+    """The C-SMA's installer for :class:`controller.server.Application`."""
 
     def install(registrations: Registrations, host: Host) -> Hosted:
         service = CsmaService(config, host)

@@ -1,4 +1,4 @@
-"""The forwarder process: the model-driven server (controller.app) with the forwarder
+"""The forwarder process: the model-driven server (controller.server) with the forwarder
 installed, and its data-plane HTTP listener.
 
 Running (the steering configuration) persists in the state directory through the server
@@ -17,9 +17,9 @@ from agents.forwarder.config import ForwarderConfig
 from agents.forwarder.proxy import DataPlaneApp
 from agents.forwarder.service import ForwarderService, installer
 from agents.sci.http import HttpServer
-from controller.app import Application, ServeSettings
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings
+from controller.server import Application, ServeSettings
 
 LOG = logging.getLogger("agents.forwarder")
 MARKER = ".cats-forwarder"

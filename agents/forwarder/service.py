@@ -1,4 +1,4 @@
-"""The forwarder as an application of the model-driven server (controller.app ``Installer``).
+"""The forwarder as an application of the model-driven server (controller.server ``Installer``).
 
 :func:`installer` registers a commit hook on running, which turns each committed
 ietf-cats-steering change into the forwarding state (:class:`Forwarding`), and the state
@@ -26,7 +26,6 @@ from agents.forwarder.forwarding import Forwarding, ledger_part
 from agents.forwarder.ledger import Ledger
 from agents.forwarder.table import Reach
 from agents.forwarder.values import EntryKey, Kind, Rule, ServiceEntry, Steering
-from controller.app import Host, Hosted, Installer
 from controller.datastore.api import (
     SYSTEM,
     Change,
@@ -37,6 +36,7 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.model import Encoding
+from controller.server import Host, Hosted, Installer
 from controller.types import CommitmentId, CsId, ForwarderId, Json
 
 LOG = logging.getLogger("agents.forwarder")
@@ -83,7 +83,7 @@ class ForwarderService:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    # -- lifecycle (controller.app Hosted) -------------------------------------------------
+    # -- lifecycle (controller.server Hosted) -------------------------------------------------
 
     def start(self) -> None:
         """Seed users and identity, load running's steering, start the sweeper."""
@@ -184,7 +184,7 @@ class ForwarderService:
 
 
 def installer(config: ForwarderConfig) -> Installer:
-    """The forwarder's installer for :class:`controller.app.Application`."""
+    """The forwarder's installer for :class:`controller.server.Application`."""
 
     def install(registrations: Registrations, host: Host) -> Hosted:
         service = ForwarderService(config, host)

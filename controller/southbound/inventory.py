@@ -6,10 +6,13 @@ are filled in here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
 from controller.southbound.peer import Credentials
 from controller.types import CsId, ForwarderId
 
@@ -72,3 +75,26 @@ def parse_inventory(document: Mapping[str, Any]) -> Inventory:
         float(body.get("reconcile-interval", 30)),
         int(body.get("confirm-timeout", 30)),
     )
+
+
+class RunningInventory:
+    """The forwarder inventory in running (``ietf-cats-steering:forwarders``), parsed once per
+    revision of running."""
+
+    def __init__(self, core: Callable[[], ServerCore]) -> None:
+        self._core = core
+        self._guard = threading.Lock()
+        self._cached: tuple[str, Inventory] | None = None
+
+    def __call__(self) -> Inventory:
+        core = self._core()
+        etag = core.revision(DatastoreName.RUNNING, None).etag
+        with self._guard:
+            if self._cached is not None and self._cached[0] == etag:
+                return self._cached[1]
+        document = core.read(ReadRequest(DatastoreName.RUNNING, FORWARDERS), SYSTEM).document
+        loaded = json.loads(document) if document else {}
+        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {})
+        with self._guard:
+            self._cached = (etag, inventory)
+        return inventory

@@ -439,11 +439,11 @@ def server_core() -> Iterator[tuple[Callable[[str], Invoke], Published]]:
     publishing its notifications through ``Core.publish`` on the NETCONF stream, its sweeper
     running; seeded, without the protocol servers. Yields a function giving the invoke of one
     sender, and the count of notifications published."""
-    from controller.app import server_schema  # noqa: PLC0415 - the server's own wiring
     from controller.datastore import api  # noqa: PLC0415
     from controller.datastore.core import Core  # noqa: PLC0415
     from controller.errors import CatsError  # noqa: PLC0415
     from controller.model import Encoding  # noqa: PLC0415
+    from controller.server import server_schema  # noqa: PLC0415 - the server's own wiring
     from controller.service_metrics import RunningConfig, ServiceMetrics, register  # noqa: PLC0415
 
     schema = server_schema(())

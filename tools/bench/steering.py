@@ -1,7 +1,7 @@
 """Steering bench: CST change to forwarder acknowledgement, and edit-config at 100k rules.
 
 1. For F forwarders holding K rules each (F in --forwarders, K in --rules): the C-PS runs in
-   this process (``controller.app.Application`` with the C-PS installer, RESTCONF on
+   this process (``controller.server.Application`` with the C-PS installer, RESTCONF on
    loopback), the forwarders are real ``catsctl forwarder`` processes. Every forwarder is an
    ingress for ``ARS`` at its own ingress-id and holds K MSG-10 rules that the C-PS intends
    too (``SteeringService.intend_rule``), so reconciliation keeps them. The K rules are
@@ -38,10 +38,11 @@ from pathlib import Path
 
 import requests
 
-from controller.app import Application, Composed, ServeSettings
+from controller.app import install_cps
 from controller.auth import hash_password
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings
+from controller.server import Application, Composed, ServeSettings
 from controller.service_metrics import ServiceMetrics
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.peer import Credentials, PeerSettings
@@ -232,7 +233,7 @@ def cps(
         listen=ListenSettings(port=listen),
         netconf=NetconfSettings(port=0),
     )
-    app = Application(settings)
+    app = Application(settings, install_cps)
     parts = list(_parts(app.hosted))
     steering = next(p for p in parts if isinstance(p, SteeringService))
     for forwarder in forwarders:

@@ -1,5 +1,6 @@
-"""controller.app's adapter of the steering seam: commitments into the southbound's intended
-state of the forwarders concerned, and the C-PS's start order (agent draft P8, MSG-10).
+"""controller.agent_selection.forwarders, the adapter of the steering seam: commitments
+into the southbound's intended state of the forwarders concerned, and the C-PS's start order
+(agent draft P8, MSG-10).
 
 The SteeringService is the real one, not started: its intended state is what its workers
 would write to the forwarders.
@@ -14,10 +15,12 @@ from typing import Any
 import pytest
 
 from controller.agent_selection import AgentSelection, steering_rule
+from controller.agent_selection.forwarders import ForwarderSteering
 from controller.agent_selection.steering import SteeringInstruction
-from controller.app import Composed, ForwarderSteering, Host, ServeSettings, install_cps
+from controller.app import install_cps
 from controller.datastore.api import Registrations
 from controller.model import Schema
+from controller.server import Composed, Host, ServeSettings
 from controller.service_metrics import ServiceMetrics
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import Inventory, parse_inventory

@@ -1,0 +1,279 @@
+"""The generic model-driven server: schema, server core, RESTCONF and NETCONF, one application.
+
+One composition serves any application: :class:`Application` takes an :class:`Installer`,
+which registers the application's state, RPC handlers and commit hooks with the server core
+and returns the part that runs (:class:`Hosted`, started and closed with the servers). The
+C-PS (:mod:`controller.app`), the C-SMA (``agents.csma.service``) and the forwarder
+(``agents.forwarder.service``) are such applications. Tests and tools use
+:class:`Application` with ``with``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from controller.auth import LocalUsers
+from controller.datastore.api import (
+    SYSTEM,
+    Access,
+    AccessCheck,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    Principal,
+    Registrations,
+    Revision,
+)
+from controller.datastore.core import Core, permit_all
+from controller.errors import CatsError
+from controller.model import Encoding, Schema
+from controller.model.codec import NotificationCodec
+from controller.model.paths import PathResolver
+from controller.model.schema import SERVER_FEATURES, SERVER_MODULES, modules_in, project_yang_dir
+from controller.netconf.server import NetconfSettings
+from controller.netconf.wiring import (
+    NETCONF_FEATURES,
+    NETCONF_MODULES,
+    NetconfParts,
+    build_netconf,
+)
+from controller.plugins import apply_plugins
+from controller.restconf.auth import Authenticator
+from controller.restconf.resources import Restconf, ServerInfo
+from controller.restconf.server import ListenSettings, RestconfServer
+from controller.restconf.streams import MONITORING, monitoring_state
+from controller.restconf.wsgi import create_app
+
+LOG = logging.getLogger("catsctl.serve")
+
+
+@dataclass(frozen=True, slots=True)
+class ServeSettings:
+    """Everything ``catsctl serve`` is told."""
+
+    state_dir: Path = Path("state")
+    yang_dirs: tuple[Path, ...] = ()
+    init_data: Path | None = None
+    listen: ListenSettings = field(default_factory=ListenSettings)
+    plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
+    netconf: NetconfSettings = field(default_factory=NetconfSettings)
+    read_only_groups: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+_WRITES = (Access.CREATE, Access.UPDATE, Access.DELETE)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOnlyGroups:
+    """The access check of ``--read-only-group``: members of these groups may not write.
+
+    The smallest real use of the core's AccessCheck seam until NACM (RFC 8341) rules are
+    served: reads and ``exec`` stay allowed to everyone.
+    """
+
+    groups: frozenset[str]
+
+    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+        del path
+        return access not in _WRITES or self.groups.isdisjoint(principal.groups)
+
+
+def _yang_library_version(schema: Schema) -> str:
+    for name, revision in schema.implemented_modules():
+        if name == "ietf-yang-library" and revision is not None:
+            return revision
+    return "2019-01-04"
+
+
+def _schema_id(schema: Schema) -> str:
+    return ",".join(
+        f"{name}@{revision}" for name, revision in sorted(schema.implemented_modules(), key=str)
+    )
+
+
+def server_schema(yang_dirs: tuple[Path, ...]) -> Schema:
+    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules."""
+    extra = [name for folder in yang_dirs for name in modules_in(folder)]
+    wanted = [*SERVER_MODULES, *NETCONF_MODULES]
+    modules = wanted + [name for name in extra if name not in wanted]
+    features = {name: list(names) for name, names in SERVER_FEATURES.items()}
+    for name, names in NETCONF_FEATURES.items():
+        features.setdefault(name, []).extend(names)
+    return Schema([project_yang_dir(), *yang_dirs], modules, features)
+
+
+class Hosted(Protocol):
+    """The running part of an application: started after the core, closed before it."""
+
+    def start(self) -> None:
+        """Start the application's own work (threads, sweepers); the servers start next."""
+        ...
+
+    def close(self) -> None:
+        """Stop it; the servers have stopped taking requests."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """What an installer gets of the server it is installed in."""
+
+    settings: ServeSettings
+    core: Callable[[], Core]  # the server core (built after the installer ran)
+    publish: Callable[[dict[str, object]], None]  # a notification on the NETCONF stream
+
+
+class Installer(Protocol):
+    """Registers an application with the server core and returns its running part."""
+
+    def __call__(self, registrations: Registrations, host: Host, /) -> Hosted: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """Several running parts as one: started in order, closed in reverse order."""
+
+    parts: tuple[Hosted, ...]
+
+    def start(self) -> None:
+        """Start each part."""
+        for part in self.parts:
+            part.start()
+
+    def close(self) -> None:
+        """Close each part, the last started first."""
+        for part in reversed(self.parts):
+            part.close()
+
+
+def is_new_state_dir(state_dir: Path) -> bool:
+    """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
+    return not state_dir.is_dir() or not any(state_dir.iterdir())
+
+
+def seed_running(core: Core, init_data: Path) -> Revision:
+    """Replace running with the ``--init-data`` document (JSON, or XML by its suffix)."""
+    encoding = Encoding.XML if init_data.suffix.lower() == ".xml" else Encoding.JSON
+    text = init_data.read_text(encoding="utf-8")
+    LOG.info("seeding running from %s", init_data)
+    return core.edit(
+        DatastoreName.RUNNING, [Edit(EditOperation.REPLACE, "/", text, encoding)], SYSTEM
+    )
+
+
+class Application:
+    """A running server: schema, core, RESTCONF and NETCONF servers and the installed
+    application; ``with`` owns them all."""
+
+    def __init__(self, settings: ServeSettings, installer: Installer) -> None:
+        self.settings = settings
+        self.schema = server_schema(settings.yang_dirs)
+        listen = settings.listen
+        registrations = Registrations()
+        registrations.state[f"/{MONITORING}"] = lambda: monitoring_state(
+            self.core.streams(), listen.base_url
+        )
+        self.netconf: NetconfParts | None = None
+        registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
+        fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
+        self.hosted = installer(
+            registrations, Host(settings, lambda: self.core, self._publish_notification)
+        )
+        try:
+            apply_plugins(settings.plugins, registrations)
+            access: AccessCheck = permit_all
+            if settings.read_only_groups:
+                access = ReadOnlyGroups(frozenset(settings.read_only_groups))
+            self.core = Core(self.schema, settings.state_dir, registrations, access)
+        except BaseException:
+            self.schema.close()
+            raise
+        if fresh and settings.init_data is not None:
+            seed_running(self.core, settings.init_data)
+        resolver = PathResolver(self.schema.context)
+        started = datetime.now(UTC)
+        info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
+        self.users = users = LocalUsers(self.core)
+        authenticator = Authenticator(users.check_password)
+        app = create_app(
+            Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
+            authenticator.authenticate,
+            users.groups,
+            max_body_size=listen.max_body_size,
+        )
+        self.server = RestconfServer(app, listen)
+        self.netconf = build_netconf(
+            self.core,
+            self.schema,
+            resolver,
+            settings.netconf,
+            settings.state_dir,
+            settings.yang_dirs,
+            users,
+        )
+
+    def _publish_notification(self, document: dict[str, object]) -> None:
+        """Put an application notification on the NETCONF stream (validated by the core)."""
+        try:
+            self.core.publish("NETCONF", json.dumps(document))
+        except CatsError:  # the application's fault; the report or decision stands
+            LOG.exception("an application notification failed validation")
+
+    def _netconf_state(self) -> dict[str, object]:
+        return self.netconf.state() if self.netconf is not None else {}
+
+    def __enter__(self) -> Application:
+        self.hosted.start()  # the C-PS: the sweeper (throttled reports, aging, ledger)
+        if not self.users.password_hashes():
+            LOG.warning(
+                "no users in ietf-system:system/authentication: every request gets 401; "
+                "seed one with --init-data (see catsctl hash-password)"
+            )
+        try:
+            self.server.start()
+        except BaseException:
+            self.hosted.close()
+            raise
+        if self.netconf is not None and self.settings.netconf.port > 0:
+            try:
+                self.netconf.server.start()
+            except BaseException:
+                self.server.stop()
+                self.hosted.close()
+                raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.core.end_subscriptions()  # streams end, so their workers are free to stop
+        if self.netconf is not None:
+            self.netconf.server.stop()
+        self.server.stop()
+        self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
+        self.core.close()
+        self.schema.close()
+
+
+def serve(
+    settings: ServeSettings,
+    installer: Installer,
+    stop: threading.Event | None = None,
+) -> int:
+    """Run the server with ``installer``'s application until ``stop`` is set; returns the
+    exit code."""
+    with Application(settings, installer):
+        LOG.info("serving; state in %s", settings.state_dir)
+        (stop or threading.Event()).wait()
+    return 0
