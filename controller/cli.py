@@ -1,4 +1,4 @@
-"""``catsctl``: the one command line program, with a sub-command per process (DESIGN.md)."""
+"""``catsctl``: the CATS Path Selector (C-PS) and its agents, a sub-command per process."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.cnma.cli import add_parsers as add_cnma_parsers
-from agents.csma.cli import add_parsers as add_csma_parsers
-from agents.forwarder.cli import add_parsers as add_forwarder_parsers
-from agents.gateway.cli import add_parsers as add_gateway_parsers
-from agents.sci.cli import add_parsers as add_sci_parsers
 from controller import __version__
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
@@ -120,11 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler=_cmd_validate)
     _add_serve(commands)
-    add_cnma_parsers(commands)
-    add_csma_parsers(commands)
-    add_forwarder_parsers(commands)
-    add_gateway_parsers(commands)
-    add_sci_parsers(commands)
+    _add_agents(commands)
 
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"
@@ -134,6 +125,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hashing.set_defaults(handler=_cmd_hash_password)
     return parser
+
+
+def _add_agents(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The agents' sub-commands. The one place the controller package imports the agents, and
+    only here, when the command line is built (each agent's ``cli`` imports the agent itself
+    only when its command runs)."""
+    from agents.cnma.cli import add_parsers as add_cnma  # noqa: PLC0415
+    from agents.csma.cli import add_parsers as add_csma  # noqa: PLC0415
+    from agents.forwarder.cli import add_parsers as add_forwarder  # noqa: PLC0415
+    from agents.gateway.cli import add_parsers as add_gateway  # noqa: PLC0415
+    from agents.sci.cli import add_parsers as add_sci  # noqa: PLC0415
+
+    for add in (add_cnma, add_csma, add_forwarder, add_gateway, add_sci):
+        add(commands)
 
 
 def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

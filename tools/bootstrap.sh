@@ -68,6 +68,7 @@ case "$command" in
     echo "== ruff check" && ruff check .
     echo "== ruff format --check" && ruff format --check .
     echo "== mypy --strict" && mypy
+    echo "== lint-imports (layer contracts)" && lint-imports --no-cache
     echo "== pytest"
     exec python -m pytest "$@"
     ;;
