@@ -17,22 +17,19 @@ candidate is read, as with any copy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from controller.datastore.api import DatastoreName, Edit, EditOperation, Principal, Revision
+from controller.datastore.seams import CandidateHost
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applier
 from controller.errors import CatsError
 from controller.model.schema import Encoding
 
-if TYPE_CHECKING:
-    from controller.datastore.core import Core
-
 
 class Candidate:
-    """Candidate state held by a :class:`Core` (all methods run under the core's lock)."""
+    """Candidate state held by the core (all methods run under the core's lock)."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: CandidateHost) -> None:
         self._core = core
         self.store: ConfigStore | None = None
         self._base_txid = 0

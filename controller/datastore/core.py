@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.datastore import access as access_checks
-from controller.datastore import candidate, changes, operational, reads, rpc
+from controller.datastore import changes, operational, reads, rpc
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -35,6 +35,7 @@ from controller.datastore.api import (
     Subscription,
 )
 from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
+from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.locks import Locks
@@ -69,7 +70,7 @@ class CoreSettings:
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
 
 
-class Core(DatastoreOperations):
+class Core:
     """The model-driven server core both northbounds share."""
 
     def __init__(
@@ -98,7 +99,8 @@ class Core(DatastoreOperations):
         folder = state_dir
         self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
         self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder)
-        self.candidate = candidate.Candidate(self)
+        self.candidate = Candidate(self)
+        self._datastores = DatastoreOperations(self, self.candidate, self._lock, self._locks)
         self.validator: Validator = self._validator()
         size = self.settings.parse_contexts
         self._contexts = Contexts(schema, default_size() if size is None else size)
@@ -239,9 +241,10 @@ class Core(DatastoreOperations):
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
         with self._lock:
             txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
-            return self._transaction(txn)
+            return self.transaction(txn)
 
-    def _transaction(self, txn: Txn) -> Revision:
+    def transaction(self, txn: Txn) -> Revision:
+        """Run one transaction past the session locks (the caller holds the core lock)."""
         store = self.store(txn.datastore)
         applier = Applier(
             self.ctx,
@@ -306,6 +309,52 @@ class Core(DatastoreOperations):
             )
             self.bus.publish("NETCONF", event)
         return revision
+
+    # ------------------------------------------------------------------ whole datastores
+
+    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
+        """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
+        return self._datastores.commit(principal, session=session)
+
+    def discard_changes(self, *, session: str | None = None) -> None:
+        """Revert candidate to running (RFC 6241 8.3.4.2)."""
+        self._datastores.discard_changes(session=session)
+
+    def validate(self, datastore: DatastoreName) -> None:
+        """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
+        self._datastores.validate(datastore)
+
+    def copy_config(
+        self,
+        source: DatastoreName,
+        target: DatastoreName,
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """Replace a datastore with another's content (RFC 6241 7.3)."""
+        return self._datastores.copy_config(source, target, principal, session=session)
+
+    def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
+        """Replace a configuration datastore with a whole document as the server's own action
+        (RFC 6241 8.4 confirmed-commit rollback); see :meth:`DatastoreOperations.restore`."""
+        return self._datastores.restore(datastore, document, encoding)
+
+    def lock(self, datastore: DatastoreName, session: str) -> None:
+        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
+        self._datastores.lock(datastore, session)
+
+    def unlock(self, datastore: DatastoreName, session: str) -> None:
+        """Release a lock the session holds (RFC 6241 7.6)."""
+        self._datastores.unlock(datastore, session)
+
+    def lock_holders(self) -> dict[DatastoreName, str]:
+        """The session id holding each locked datastore (ietf-netconf-monitoring, RFC 6022)."""
+        return self._datastores.lock_holders()
+
+    def release_session(self, session: str) -> None:
+        """Free a closed session's locks; its candidate changes go with the candidate lock."""
+        self._datastores.release_session(session)
 
     # ------------------------------------------------------------------ RPCs
 
