@@ -8,7 +8,6 @@ modelled RPC and goes to the handler RESTCONF uses, through ``core.invoke``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from lxml import etree
 
@@ -17,22 +16,21 @@ from controller.datastore.api import (
     DatastoreName,
     Edit,
     EditOperation,
-    Principal,
     ServerCore,
-    WithDefaults,
 )
 from controller.errors import ErrorType
 from controller.model import Encoding
 from controller.model.paths import NodeKind
 from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors
-from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
+from controller.netconf.confirmed import CommitParams, ConfirmedCommits
 from controller.netconf.edits import ConfigEdits, SchemaLookup
 from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.messages import BASE_NS, NC, parse_output
 from controller.netconf.monitoring import MONITORING_NS, SchemaSources
 from controller.netconf.nmda import NMDA_NS, Nmda
 from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
-from controller.netconf.reads import WD_NS, Reads, parse_filter
+from controller.netconf.outcome import Caller, Outcome, child_text, with_defaults_of
+from controller.netconf.reads import Reads, parse_filter
 from controller.netconf.sessions import Registry
 from controller.types import Element
 
@@ -41,40 +39,6 @@ _DEFAULT_OPS = {"merge": EditOperation.MERGE, "replace": EditOperation.REPLACE, 
 _ERROR_OPTIONS = tuple(option.value for option in ErrorOption)
 YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 _TEST_OPTIONS = ("test-then-set", "set", "test-only")
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The session an operation runs for."""
-
-    session_id: int
-    user: str
-    principal: Principal
-    subscribe: Callable[[SubscriptionRequest], None]
-
-    @property
-    def session(self) -> str:
-        """The session as the core names it."""
-        return str(self.session_id)
-
-    @property
-    def actor(self) -> Actor:
-        """The session as confirmed-commit events name it."""
-        return Actor(self.session_id, self.user)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What an operation answers: reply children (``<ok/>`` when none); whether to close."""
-
-    children: tuple[Element, ...] = ()
-    close: bool = False
-
-
-def child_text(parent: Element, name: str, namespace: str = BASE_NS) -> str | None:
-    """The stripped text of a child element, or None when it is absent."""
-    found = parent.find(f"{{{namespace}}}{name}")
-    return None if found is None else (found.text or "").strip()
 
 
 def _choice(value: str | None, allowed: tuple[str, ...], name: str, default: str) -> str:
@@ -102,17 +66,6 @@ def datastore_of(operation: Element, name: str) -> DatastoreName:
     if qname.namespace != BASE_NS or qname.localname not in _DATASTORES:
         raise bad_element("invalid-value", qname.localname, f"no datastore {qname.localname!r}")
     return _DATASTORES[qname.localname]
-
-
-def with_defaults_of(operation: Element) -> WithDefaults | None:
-    """The RFC 6243 ``with-defaults`` parameter."""
-    raw = child_text(operation, "with-defaults", WD_NS)
-    if raw is None:
-        return None
-    try:
-        return WithDefaults(raw)
-    except ValueError as exc:
-        raise bad_element("invalid-value", "with-defaults", f"bad with-defaults {raw!r}") from exc
 
 
 class Operations:
