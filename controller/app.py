@@ -71,7 +71,7 @@ from controller.service_metrics import register as register_cps
 from controller.southbound import PeerSettings
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import FORWARDERS, Inventory, parse_inventory
-from controller.types import CsciId, CsId
+from controller.types import CsciId, CsId, DataPath
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -360,7 +360,7 @@ def seed_running(core: Core, init_data: Path) -> Revision:
     text = init_data.read_text(encoding="utf-8")
     LOG.info("seeding running from %s", init_data)
     return core.edit(
-        DatastoreName.RUNNING, [Edit(EditOperation.REPLACE, "/", text, encoding)], SYSTEM
+        DatastoreName.RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)], SYSTEM
     )
 
 
@@ -373,11 +373,13 @@ class Application:
         self.schema = server_schema(settings.yang_dirs)
         listen = settings.listen
         registrations = Registrations()
-        registrations.state[f"/{MONITORING}"] = lambda: monitoring_state(
+        registrations.state[DataPath(f"/{MONITORING}")] = lambda: monitoring_state(
             self.core.streams(), listen.base_url
         )
         self.netconf: NetconfParts | None = None
-        registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
+        registrations.state[DataPath("/ietf-netconf-monitoring:netconf-state")] = (
+            self._netconf_state
+        )
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         self.hosted = installer(
             registrations, Host(settings, lambda: self.core, self._publish_notification)

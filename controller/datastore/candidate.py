@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from controller.datastore.api import DatastoreName, Edit, EditOperation, Principal, Revision
+from controller.datastore.datapath import ROOT
 from controller.datastore.seams import CandidateHost
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applier
@@ -110,7 +111,7 @@ class Candidate:
             edits = list(self._edits)
         else:
             document = self.store.print()
-            edits = [Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)]
+            edits = [Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)]
         revision = core.edit(DatastoreName.RUNNING, edits, principal, session=session)
         # The first edit took the spare (_fork), so there is none to free here.
         self._spare, self._spare_txid = self.store, core.running.txid  # what running holds

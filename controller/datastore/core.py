@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from controller.datastore import access as access_checks
-from controller.datastore import changes, operational, reads, rpc
+from controller.datastore import changes, datapath, operational, reads, rpc
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -31,6 +31,7 @@ from controller.datastore.api import (
     ReadResult,
     Registrations,
     Revision,
+    StateProvider,
     StreamInfo,
     Subscription,
 )
@@ -47,13 +48,14 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
 from controller.model.library import module_records, yang_library
 from controller.model.schema import Encoding, Schema
+from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
-YANG_LIBRARY = "/ietf-yang-library:yang-library"
+YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
-def permit_all(principal: Principal, access: Access, path: str) -> bool:
+def permit_all(principal: Principal, access: Access, path: DataPath) -> bool:
     """The default access check: everything is allowed (NACM plugs in here later)."""
     del principal, access, path
     return True
@@ -89,12 +91,12 @@ class Core:
         self.per_node = access is not permit_all  # per-node checks cost nothing when all pass
         self._lock = threading.RLock()
         self._locks = Locks()
-        self._operations: dict[str, rpc.Operation] = {}  # RPC paths, resolved once
+        self._operations: dict[DataPath, rpc.Operation] = {}  # RPCs, resolved once
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
         library = yang_library(module_records(schema), DATASTORES)
-        self._state: dict[str, Callable[[], dict[str, object]]] = {YANG_LIBRARY: lambda: library}
+        self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
         self._state.update(self.registrations.state)
         folder = state_dir
         self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
@@ -139,7 +141,7 @@ class Core:
 
     # ------------------------------------------------------------------ access
 
-    def check(self, principal: Principal, access: Access, path: str) -> None:
+    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
         """The access-check seam: ``access-denied`` unless the check allows it."""
         if not self._access(principal, access, path):
             raise refuse(
@@ -173,7 +175,7 @@ class Core:
 
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
         """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2)."""
-        self.check(principal, Access.READ, request.path or "/")
+        self.check(principal, Access.READ, request.path or datapath.ROOT)
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -212,7 +214,7 @@ class Core:
             revision = operational.state_revision(self.running.revisions.of(request.path), states)
             return ReadResult(document, revision)
 
-    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+    def revision(self, datastore: DatastoreName, path: DataPath | None) -> Revision:
         """The revision of a resource (operational: running's, changed by the state under it)."""
         if datastore is DatastoreName.OPERATIONAL:
             request = ReadRequest(datastore, path)
@@ -359,7 +361,7 @@ class Core:
     # ------------------------------------------------------------------ RPCs
 
     def invoke(
-        self, path: str, input_document: str, encoding: Encoding, principal: Principal
+        self, path: DataPath, input_document: str, encoding: Encoding, principal: Principal
     ) -> str:
         """Validate the input, run the registered handler, validate and return its output.
 
@@ -431,7 +433,7 @@ class Core:
         finally:
             nodes.free_all(tree)
 
-    def _operation(self, path: str) -> rpc.Operation:
+    def _operation(self, path: DataPath) -> rpc.Operation:
         """The operation at a path; RPCs are resolved once (their paths are a fixed set)."""
         found = self._operations.get(path)
         if found is None:

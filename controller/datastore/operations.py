@@ -19,6 +19,7 @@ from controller.datastore.api import (
     Revision,
 )
 from controller.datastore.candidate import Candidate
+from controller.datastore.datapath import ROOT
 from controller.datastore.errors import refuse
 from controller.datastore.locks import Locks
 from controller.datastore.seams import OperationsHost
@@ -77,7 +78,7 @@ class DatastoreOperations:
         """Replace a datastore with another's content (RFC 6241 7.3)."""
         with self._lock:
             document = self._core.store(source).print()
-            whole = Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)
+            whole = Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)
             return self._core.edit(target, [whole], principal, session=session)
 
     def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
@@ -91,7 +92,7 @@ class DatastoreOperations:
         """
         if datastore is DatastoreName.OPERATIONAL:
             raise refuse("operation-not-supported", "operational is not a configuration datastore")
-        whole = Edit(EditOperation.REPLACE, "/", document, encoding)
+        whole = Edit(EditOperation.REPLACE, ROOT, document, encoding)
         with self._lock:
             if datastore is DatastoreName.CANDIDATE:
                 return self._candidate.edit([whole], SYSTEM, None, test_only=False)

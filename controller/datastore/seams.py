@@ -14,6 +14,7 @@ from typing import Protocol
 from controller.datastore.api import Access, DatastoreName, Edit, Principal, Revision
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Txn
+from controller.types import DataPath
 
 
 class Editor(Protocol):
@@ -45,7 +46,7 @@ class CandidateHost(Editor, Protocol):
         """Whether every node an edit touches is access-checked (RFC 8341 3.4.5)."""
         ...
 
-    def check(self, principal: Principal, access: Access, path: str) -> None:
+    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
         """Raise ``access-denied`` unless ``principal`` may do ``access`` at ``path``."""
         ...
 

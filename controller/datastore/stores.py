@@ -23,6 +23,7 @@ from controller.datastore.tree import Tree
 from controller.errors import CatsError
 from controller.model import nodes
 from controller.model.schema import Encoding
+from controller.types import DataPath
 
 COMPACT_MINIMUM = 1 << 20  # journal bytes before compaction is considered
 
@@ -41,13 +42,14 @@ def edit_record(edit: Edit) -> dict[str, object]:
 
 def edit_from_record(record: dict[str, Any]) -> Edit:
     """The inverse of :func:`edit_record`."""
+    point = record.get("point")
     return Edit(
         EditOperation(record["op"]),
-        record["path"],
+        DataPath(record["path"]),
         record.get("value"),
         Encoding(record.get("encoding", "json")),
         InsertWhere(record["where"]) if record.get("where") else None,
-        record.get("point"),
+        DataPath(point) if point is not None else None,
     )
 
 

@@ -20,7 +20,7 @@ from controller.datastore.api import (
 )
 from controller.errors import ErrorType
 from controller.model import Encoding
-from controller.model.paths import NodeKind
+from controller.model.paths import ROOT, NodeKind
 from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors
 from controller.netconf.confirmed import CommitParams, ConfirmedCommits
 from controller.netconf.edits import ConfigEdits, SchemaLookup
@@ -32,7 +32,7 @@ from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionReques
 from controller.netconf.outcome import Caller, Outcome, child_text, with_defaults_of
 from controller.netconf.reads import Reads, parse_filter
 from controller.netconf.sessions import Registry
-from controller.types import Element
+from controller.types import DataPath, Element
 
 _DATASTORES = {name.value: name for name in DatastoreName if name is not DatastoreName.OPERATIONAL}
 _DEFAULT_OPS = {"merge": EditOperation.MERGE, "replace": EditOperation.REPLACE, "none": None}
@@ -195,7 +195,7 @@ class Operations:
             raise bad_element(
                 "operation-not-supported", target.value, "only startup can be deleted"
             )
-        remove = Edit(EditOperation.REMOVE, "/")
+        remove = Edit(EditOperation.REMOVE, ROOT)
         self._core.edit(target, [remove], caller.principal, session=caller.session)
         return Outcome()
 
@@ -309,8 +309,8 @@ class Operations:
                 "operation-not-supported", qname.localname, f"no operation {qname.localname!r}"
             )
         document = etree.tostring(operation).decode()
-        output = self._core.invoke(f"/{module}:{node.name}", document, Encoding.XML,
-                                   caller.principal)  # fmt: skip
+        path = DataPath(f"/{module}:{node.name}")
+        output = self._core.invoke(path, document, Encoding.XML, caller.principal)
         return Outcome(tuple(parse_output(output)))
 
     def _action(self, caller: Caller, operation: Element) -> Outcome:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.southbound.peer import Credentials
-from controller.types import CsId, ForwarderId
+from controller.types import CsId, DataPath, ForwarderId
 
 MODULE = "ietf-cats-steering"
-FORWARDERS = f"/{MODULE}:forwarders"
+FORWARDERS = DataPath(f"/{MODULE}:forwarders")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors, parent_path
+from controller.types import DataPath
 
 RUNNING = DatastoreName.RUNNING
 
@@ -44,7 +45,7 @@ class FakeCore:
 
 
 def merges(*paths: str) -> list[Edit]:
-    return [Edit(EditOperation.MERGE, path, "<x/>") for path in paths]
+    return [Edit(EditOperation.MERGE, DataPath(path), "<x/>") for path in paths]
 
 
 def run(core: FakeCore, option: ErrorOption) -> list[str]:
@@ -81,5 +82,5 @@ def test_missing_ancestor_is_data_missing() -> None:
 
 
 def test_parent_path() -> None:
-    assert parent_path("/m:a/b[k='x/y']/c") == "/m:a/b[k='x/y']"
-    assert parent_path("/m:a") is None
+    assert parent_path(DataPath("/m:a/b[k='x/y']/c")) == "/m:a/b[k='x/y']"
+    assert parent_path(DataPath("/m:a")) is None
