@@ -224,7 +224,7 @@ class Subscription(Protocol):
 
 
 class ServerCore(Protocol):
-    """The model-driven server core both northbounds share (DESIGN.md, controller/datastore)."""
+    """The model-driven server core both northbounds share (docs/architecture.md)."""
 
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
         """Read a subtree of a datastore; operational includes registered state."""

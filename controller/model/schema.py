@@ -27,7 +27,7 @@ from controller.types import SchemaPath
 libyang.configure_logging(enable_py_logger=True)
 _LOCATION = re.compile(r'(?:Data|Schema) location "([^"]*)"')
 
-#: The five modules of the public contract (DESIGN.md), in import order.
+#: The five modules of the public contract (docs/architecture.md), in import order.
 CATS_MODULES: tuple[str, ...] = (
     "ietf-cats-types",
     "ietf-cats-service-metrics",
