@@ -8,7 +8,6 @@ does not require it to survive, and a restart ends every session that could have
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -164,12 +163,3 @@ class ConfigStore:
         nodes.free_all(self.tree.replace(nodes.ffi.NULL))
         if self.journal is not None:
             self.journal.close()
-
-
-@dataclasses.dataclass
-class CandidateState:
-    """The candidate: None until edited (reads see running), then a copy and its edit log."""
-
-    tree: Any = None
-    base_txid: int = 0
-    edits: list[Edit] = dataclasses.field(default_factory=list)
