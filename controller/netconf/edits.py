@@ -25,8 +25,16 @@ from controller.types import DataPath, Element
 OPERATION = f"{{{BASE_NS}}}operation"
 YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 _INSERT, _KEY, _VALUE = (f"{{{YANG_NS}}}{name}" for name in ("insert", "key", "value"))
-_POINT_OPS = {op.value: op for op in (EditOperation.MERGE, EditOperation.REPLACE,
-              EditOperation.CREATE, EditOperation.DELETE, EditOperation.REMOVE)}  # fmt: skip
+_POINT_OPS = {
+    op.value: op
+    for op in (
+        EditOperation.MERGE,
+        EditOperation.REPLACE,
+        EditOperation.CREATE,
+        EditOperation.DELETE,
+        EditOperation.REMOVE,
+    )
+}
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
 #: A container with more children than this is merged as one edit rather than one per child.
 SPLIT_LIMIT = 64
@@ -106,8 +114,11 @@ class ConfigEdits:
         """
         tops = _elements(holder)
         if len(tops) != 1:
-            raise netconf_error("missing-element", "an action holds one data tree",
-                                info=(("bad-element", "action"),))  # fmt: skip
+            raise netconf_error(
+                "missing-element",
+                "an action holds one data tree",
+                info=(("bad-element", "action"),),
+            )
         element, parent, path = tops[0], None, _TOP
         while True:
             node = self._node(element, parent, operations=True)
@@ -121,8 +132,11 @@ class ConfigEdits:
             if len(inner) != 1:
                 break
             element, parent = inner[0], node
-        raise netconf_error("missing-element", "the action's data tree names no action",
-                            info=(("bad-element", "action"),))  # fmt: skip
+        raise netconf_error(
+            "missing-element",
+            "the action's data tree names no action",
+            info=(("bad-element", "action"),),
+        )
 
     def _node(
         self, element: Element, parent: SchemaNode | None, *, operations: bool = False

@@ -46,9 +46,10 @@ def _choice(value: str | None, allowed: tuple[str, ...], name: str, default: str
         return default
     if value not in allowed:
         raise netconf_error(
-            "invalid-value", f"{name} {value!r} is not one of {', '.join(allowed)}",
+            "invalid-value",
+            f"{name} {value!r} is not one of {', '.join(allowed)}",
             info=(("bad-element", name),),
-        )  # fmt: skip
+        )
     return value
 
 
@@ -149,9 +150,11 @@ class Operations:
     def _edit_config(self, caller: Caller, operation: Element) -> Outcome:
         target = datastore_of(operation, "target")
         default = _choice(
-            child_text(operation, "default-operation"), tuple(_DEFAULT_OPS), "default-operation",
+            child_text(operation, "default-operation"),
+            tuple(_DEFAULT_OPS),
+            "default-operation",
             "merge",
-        )  # fmt: skip
+        )
         test = _choice(child_text(operation, "test-option"), _TEST_OPTIONS, "test-option", "set")
         on_error = _choice(
             child_text(operation, "error-option"), _ERROR_OPTIONS, "error-option", "stop-on-error"

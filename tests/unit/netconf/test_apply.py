@@ -50,8 +50,14 @@ def merges(*paths: str) -> list[Edit]:
 
 def run(core: FakeCore, option: ErrorOption) -> list[str]:
     with pytest.raises(CatsError) as raised:
-        apply_edits(core, RUNNING, merges("/a", "/b", "/c"), SYSTEM, session="1",  # type: ignore[arg-type]
-                    on_error=option)  # fmt: skip
+        apply_edits(
+            core,  # type: ignore[arg-type]
+            RUNNING,
+            merges("/a", "/b", "/c"),
+            SYSTEM,
+            session="1",
+            on_error=option,
+        )
     return [item.message for item in raised.value.items]
 
 
