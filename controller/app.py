@@ -102,7 +102,7 @@ class ReadOnlyGroups:
 
     groups: frozenset[str]
 
-    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+    def __call__(self, principal: Principal, access: Access, path: DataPath) -> bool:
         del path
         return access not in _WRITES or self.groups.isdisjoint(principal.groups)
 

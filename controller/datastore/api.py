@@ -332,7 +332,10 @@ class Registrations:
 
     A state provider is keyed by the data path of the ``config false`` subtree it renders; an
     RPC handler by the schema path of its RPC or action (an action's data path without its
-    list keys: one handler serves every entry, RFC 7950 7.15).
+    list keys: one handler serves every entry, RFC 7950 7.15). Both are in libyang's form, the
+    module named on the first step and where it changes (``/m:top/list/act``, not
+    ``/m:top/m:list/m:act`` as :attr:`~controller.model.paths.SchemaNode.schema_path` spells
+    it): the core looks them up by string.
     """
 
     state: dict[DataPath, StateProvider] = field(default_factory=dict)
