@@ -29,6 +29,7 @@ from controller.agent_selection.candidates import CandidateBook, StateCache, Sta
 from controller.agent_selection.decide import (
     Effects,
     Settings,
+    Settled,
     note,
     refused_step,
     releases,
@@ -82,6 +83,17 @@ class AgentSelectionSettings:
     commitment_lifetime: float = 600.0
     state_dir: Path | None = None
     steering: Steering = field(default_factory=NoSteering)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A decision recorded under the lock, its effects still to be done."""
+
+    session_id: SessionId
+    evaluation: Evaluation
+    settled: Settled
+    effects: Effects
+    settings: Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,15 +278,8 @@ class AgentSelection:
                 candidates = self._book.candidates(config, session.service_id, state)
                 request = EvaluationRequest(session.descriptor, session.position(), trigger, point)
                 ev = evaluate(request, candidates, policy, now)
-            session, settled, fx = settle(session, ev, session.descriptor_doc, settings,
-                                          invalidation)  # fmt: skip
-            self._store(session)
-        self._reserve(fx, settings)
-        with self._lock:
-            held = self._sessions[session_id].commitment(
-                None if settled.held is None else settled.held.commitment_id
-            )
-        reply = render.selection_result(ev, settled.record_id, held, settled.handoff_id)
+            pending = self._record(session, ev, session.descriptor_doc, settings, invalidation)
+        reply = self._conclude(pending)
         return Decided(ev, {"evaluation": "completed", **reply})
 
     def _store(self, session: Session) -> None:
@@ -283,6 +288,34 @@ class AgentSelection:
         self._dirty.add(session.session_id)
         for entry in session.handoffs:
             self._handoffs[entry.handoff_id] = session.session_id
+
+    def _record(
+        self,
+        session: Session,
+        ev: Evaluation,
+        descriptor_doc: Json,
+        settings: Settings,
+        invalidation: Invalidation | None,
+    ) -> Pending:
+        """Under the lock: record the decision and apply it to the session (P8, start of P9),
+        then store the session; what follows is left for :meth:`_conclude`."""
+        session, settled, fx = settle(session, ev, descriptor_doc, settings, invalidation)
+        self._store(session)
+        return Pending(session.session_id, ev, settled, fx, settings)
+
+    def _conclude(self, pending: Pending) -> Json:
+        """With no lock held: what follows a recorded decision (the reservations of a handoff
+        begun, the steering, the releases and the notifications), then its selection-result
+        (MSG-9) with the commitment held by then."""
+        self._reserve(pending.effects, pending.settings)
+        settled = pending.settled
+        with self._lock:
+            held = self._sessions[pending.session_id].commitment(
+                None if settled.held is None else settled.held.commitment_id
+            )
+        return render.selection_result(
+            pending.evaluation, settled.record_id, held, settled.handoff_id
+        )
 
     def _reserve(self, fx: Effects, settings: Settings) -> None:
         """MSG-11/12 for each handoff begun, then apply each reply (no lock during I/O)."""
@@ -522,17 +555,14 @@ class AgentSelection:
             ev = tail.applied(evaluate(request, candidates, policy, now), decision, current)
             invalidation = Invalidation(InvalidationCondition.STEP_OVERRUN, acted_on=True,
                                         element=Element.OBJECTIVE)  # fmt: skip
-            session, settled, fx = settle(session, ev, doc, settings, invalidation)
+            pending = self._record(session, ev, doc, settings, invalidation)
             factor = policy.context.tail_detection_factor
-            fx.notes.append(tail.tail_note(members, factor, decision, settled.record_id, current))
-            self._store(session)
-        self._reserve(fx, settings)
-        with self._lock:
-            held = self._sessions[session_id].commitment(
-                None if settled.held is None else settled.held.commitment_id
+            record_id = pending.settled.record_id
+            pending.effects.notes.append(
+                tail.tail_note(members, factor, decision, record_id, current)
             )
-        reply = render.selection_result(ev, settled.record_id, held, settled.handoff_id)
-        return {"acted-on": True, "record-id": str(settled.record_id), "re-evaluation": reply}
+        reply = self._conclude(pending)
+        return {"acted-on": True, "record-id": str(record_id), "re-evaluation": reply}
 
     # ------------------------------------------------------------------ MSG-15, MSG-16
 
