@@ -106,9 +106,9 @@ def pure(runs: int) -> tuple[float, float]:
     candidates = specs(CANDIDATES)
     made, config = service(candidates)
     made.submit_descriptor(SYSTEM, {"descriptor": descriptor("s-pure")})
-    session = made._sessions[next(iter(made._sessions))]
-    state = made._query(config, session)
-    built = made._book.candidates(config, session.service_id, state)
+    session = made._decisions.sessions[next(iter(made._decisions.sessions))]
+    state = made._decisions.query(config, session)
+    built = made._decisions.book.candidates(config, session.service_id, state)
     policy = Policy(tiers=config.tiers)
     request = EvaluationRequest(session.descriptor, session.position())
     samples = []
@@ -144,7 +144,7 @@ def memory(sessions: int) -> tuple[float, float]:
     elapsed = time.perf_counter() - start
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    kept = sum(len(s.records) for s in made._sessions.values())
+    kept = sum(len(s.records) for s in made._decisions.sessions.values())
     assert kept == sessions * RECORDS, kept
     return held / sessions, elapsed
 

@@ -330,7 +330,7 @@ def test_section14_a_source_repeatedly_contradicted_is_discounted(schema: Schema
     accuracy = {c["csci-id"]: c["source-accuracy"] for c in shown}
     assert accuracy["C"] == {"contradicted-values": "10", "tail-underreports": "0",
                              "discount": "1.0000"}  # fmt: skip
-    discounts = h.service._book.discounts([CsciId(c) for c in "ABC"])
+    discounts = h.service._decisions.book.discounts([CsciId(c) for c in "ABC"])
     assert discounts == {"A": 1.0, "B": 1.0, "C": 1.0}
 
 
