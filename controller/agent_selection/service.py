@@ -111,13 +111,28 @@ class AgentSelection:
             desc = descriptors.descriptor(doc, step_id=step)
             if session is None:
                 account = SessionAccount.opened(session_limits(desc))
-                session = Session(session_id, desc.tenant, desc.service_id, now, doc, desc,
-                                  last_activity=now, turn=desc.turn_id, step=desc.step_id,
-                                  account=account)  # fmt: skip
+                session = Session(
+                    session_id,
+                    desc.tenant,
+                    desc.service_id,
+                    now,
+                    doc,
+                    desc,
+                    last_activity=now,
+                    turn=desc.turn_id,
+                    step=desc.step_id,
+                    account=account,
+                )
                 trigger = None
             else:
-                session = replace(session, descriptor_doc=doc, descriptor=desc, last_activity=now,
-                                  turn=desc.turn_id or session.turn, step=desc.step_id)  # fmt: skip
+                session = replace(
+                    session,
+                    descriptor_doc=doc,
+                    descriptor=desc,
+                    last_activity=now,
+                    turn=desc.turn_id or session.turn,
+                    step=desc.step_id,
+                )
                 trigger = trigger or Trigger.T1
             self._decisions.store(session)
         self._refine(desc, doc)
@@ -128,8 +143,12 @@ class AgentSelection:
         """MSG-3: ask the gateway for what the network cannot derive; unanswered, the element
         stays unknown (P2, M40)."""
         for element, reason in descriptors.missing(desc):
-            members: Json = {"session-id": doc["session-id"], "element": qualified(element.value),
-                             "scope": str(doc.get("scope", "step")), "reason": reason}  # fmt: skip
+            members: Json = {
+                "session-id": doc["session-id"],
+                "element": qualified(element.value),
+                "scope": str(doc.get("scope", "step")),
+                "reason": reason,
+            }
             for name in ("turn-id", "step-id"):
                 if name in doc:
                     members[name] = doc[name]
@@ -159,10 +178,15 @@ class AgentSelection:
             desc = descriptors.descriptor(doc, step_id=session.step)
             state = "paused" if boundary == "pause" else "running"
             session = replace(
-                session, descriptor_doc=doc, descriptor=desc, last_activity=now, state=state,
-                turn=desc.turn_id, step=desc.step_id,
+                session,
+                descriptor_doc=doc,
+                descriptor=desc,
+                last_activity=now,
+                state=state,
+                turn=desc.turn_id,
+                step=desc.step_id,
                 step_in_flight=False,
-            )  # fmt: skip
+            )
             self._decisions.store(session)
         trigger = {"step-start": Trigger.T1, "turn-start": Trigger.T2, "wake-up": Trigger.T3}
         if boundary in trigger:  # decided at the boundary, before the step runs (DP3)
@@ -188,8 +212,11 @@ class AgentSelection:
             if not session.open:
                 raise closed_session("evaluate", "session-id", session.session_id)
             doc = members.get("descriptor") or session.descriptor_doc
-            changed: Json = {n: members[n] for n in ("turn-id", "step-id")
-                       if n in members and doc.get(n) != members[n]}  # fmt: skip
+            changed: Json = {
+                n: members[n]
+                for n in ("turn-id", "step-id")
+                if n in members and doc.get(n) != members[n]
+            }
             if changed:
                 doc = {**doc, **changed}
             if str(doc.get("tenant")) != session.tenant:
@@ -198,8 +225,14 @@ class AgentSelection:
                 desc = session.descriptor
             else:
                 desc = descriptors.descriptor(doc, step_id=session.step)
-            session = replace(session, descriptor_doc=doc, descriptor=desc, last_activity=now,
-                              turn=desc.turn_id, step=desc.step_id)  # fmt: skip
+            session = replace(
+                session,
+                descriptor_doc=doc,
+                descriptor=desc,
+                last_activity=now,
+                turn=desc.turn_id,
+                step=desc.step_id,
+            )
             self._decisions.store(session)
         reply = self._decisions.decide(session.session_id, trigger, point=point, force=True).reply
         reply.pop("evaluation", None)
@@ -218,8 +251,12 @@ class AgentSelection:
             handoff_id = str(members["handoff-id"])
             owner = self._decisions.handoffs.get(handoff_id)
             if owner is None or owner not in self._decisions.sessions:
-                raise refused("state-transfer-notice", "handoff-id",
-                              f"no handoff {handoff_id!r}", "unknown-handoff")  # fmt: skip
+                raise refused(
+                    "state-transfer-notice",
+                    "handoff-id",
+                    f"no handoff {handoff_id!r}",
+                    "unknown-handoff",
+                )
             session = self._decisions.sessions[owner]
             before = session.handoff(handoff_id)
             assert before is not None
@@ -251,9 +288,13 @@ class AgentSelection:
             if session_id is not None:
                 self._decisions.session(session_id, "invalidation-notice", "session-id")
             elif condition is InvalidationCondition.INSTANCE_DEGRADED and "csci-id" in members:
-                hit = [s.session_id for s in self._decisions.sessions.values() if s.open
-                       and s.in_force is not None
-                       and s.in_force.commitment.csci_id == members["csci-id"]]  # fmt: skip
+                hit = [
+                    s.session_id
+                    for s in self._decisions.sessions.values()
+                    if s.open
+                    and s.in_force is not None
+                    and s.in_force.commitment.csci_id == members["csci-id"]
+                ]
             else:
                 hit = []
         element = members.get("element")
@@ -282,8 +323,9 @@ class AgentSelection:
         attribution = members["attribution"]
         fx = Effects()
         with self._decisions.lock:
-            session = self._decisions.session(attribution["session-id"], "accounting-feedback",
-                                    "attribution/session-id")  # fmt: skip
+            session = self._decisions.session(
+                attribution["session-id"], "accounting-feedback", "attribution/session-id"
+            )
             policy, _ = self._decisions.policy(config, session)
             session, notes = accounting.charged(session, members, policy.context.pacing)
             fx.notes.extend(notes)
@@ -305,13 +347,15 @@ class AgentSelection:
             _, bounds = self._decisions.policy(config, session)
             settings = self._decisions.settings_for(config, bounds, now)
             for entry in session.handoffs:
-                stopped = handoff.aborted(entry, handoff.AbortReason.SUPERSEDED,
-                                          "session closed", now)  # fmt: skip
+                stopped = handoff.aborted(
+                    entry, handoff.AbortReason.SUPERSEDED, "session closed", now
+                )
                 session = settled_handoff(session, entry, stopped, settings, fx)
             released = members.get("released-key")
             fx.release.extend(releases(session, released, settings))
-            session = replace(session, state="closed", closed_at=now, step_in_flight=False,
-                              last_activity=now)  # fmt: skip
+            session = replace(
+                session, state="closed", closed_at=now, step_in_flight=False, last_activity=now
+            )
             self._decisions.store(session)
             self._decisions.closed.append((now + bounds.retention_after_close, session.session_id))
         self._decisions.follow(fx)

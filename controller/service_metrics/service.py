@@ -254,13 +254,16 @@ class ServiceMetrics:
                 penalties=self._penalties(cs_id, config),
             )
             outcome = self._decide(request, config, report)
-            record = self._keep(DecisionRecord(str(self._turn), now, asked, document, outcome,
-                                               report), config)  # fmt: skip
+            record = self._keep(
+                DecisionRecord(str(self._turn), now, asked, document, outcome, report), config
+            )
             if "dry-run" not in members:
                 newly = affine is None or self._bind(
-                    previous, Asked(affine, cs_id, ingress, now, record.decision_id, override),
-                    outcome, affinity.max_sessions,
-                )  # fmt: skip
+                    previous,
+                    Asked(affine, cs_id, ingress, now, record.decision_id, override),
+                    outcome,
+                    affinity.max_sessions,
+                )
                 chosen = outcome.csci_id if outcome.result is ResultKind.SELECTED else None
                 key = (cs_id, chosen) if chosen is not None and newly else None
                 self._plausibility.steered(key, session, ingress)
@@ -391,8 +394,11 @@ class ServiceMetrics:
             penalties=self._penalties(binding.cs_id, config),
         )
         outcome = self._decide(request, config, "examined")
-        asked: Json = {"cs-id": binding.cs_id, "ingress": binding.ingress,
-                       "session-id": binding.session_id}  # fmt: skip
+        asked: Json = {
+            "cs-id": binding.cs_id,
+            "ingress": binding.ingress,
+            "session-id": binding.session_id,
+        }
         record = DecisionRecord(
             str(self._turn), now, asked, document, outcome, "examined", Trigger.RE_ROUTING
         )
