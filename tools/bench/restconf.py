@@ -61,9 +61,11 @@ def patch(client: Client, key: int) -> int:
 def put(client: Client, key: int) -> int:
     """Replace an entry with the same address (its unique value stays its own)."""
     addr = f"10.{key >> 16}.{(key >> 8) & 255}.{key & 255}"
-    body = {"bench-list:entry": [
-        {"id": key, "name": f"r{key}", "addr": addr, "target": f"t{(key + 1) % TARGETS}"}
-    ]}  # fmt: skip
+    body = {
+        "bench-list:entry": [
+            {"id": key, "name": f"r{key}", "addr": addr, "target": f"t{(key + 1) % TARGETS}"}
+        ]
+    }
     return client.call("PUT", f"{ENTRY}={key}", body)[0]
 
 
