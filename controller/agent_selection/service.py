@@ -18,20 +18,19 @@ from dataclasses import replace
 from controller.agent_selection import accounting, descriptors, handoff, softstate, tail
 from controller.agent_selection import config as cfg
 from controller.agent_selection.advertise import Advertisements
-from controller.agent_selection.decide import Effects, note, releases, settled_handoff
+from controller.agent_selection.decide import Effects, releases, settled_handoff
 from controller.agent_selection.decisions import (
     AgentSelectionSettings,
     Decided,
     Decisions,
     Publisher,
 )
-from controller.agent_selection.errors import closed_session, refused
+from controller.agent_selection.errors import closed_session, other_tenant, refused
 from controller.agent_selection.sessions import KeyScope, Session, session_limits
 from controller.agent_selection.state import accuracy_json, session_json
-from controller.agent_selection.values import MODULE, qualified
+from controller.agent_selection.values import MODULE
 from controller.datastore.api import Principal
-from controller.errors import CatsError
-from controller.selection.mapping import Descriptor, Invalidation, SessionAccount
+from controller.selection.mapping import Invalidation, SessionAccount
 from controller.selection.mapping.vocabulary import (
     DecisionPoint,
     Element,
@@ -104,7 +103,7 @@ class AgentSelection:
             softstate.purge(self._decisions, now)
             session = self._decisions.sessions.get(session_id)
             if session is not None and session.tenant != doc["tenant"]:
-                raise _other_tenant("submit-descriptor")
+                raise other_tenant("submit-descriptor")
             if session is not None and not session.open:
                 raise closed_session("submit-descriptor", "descriptor/session-id", session_id)
             step = session.step if session is not None else None
@@ -135,24 +134,10 @@ class AgentSelection:
                 )
                 trigger = trigger or Trigger.T1
             self._decisions.store(session)
-        self._refine(desc, doc)
+        for request in descriptors.refinement_requests(desc, doc):  # MSG-3
+            self._decisions.publish(request)
         decided = self._decisions.decide(session_id, trigger, force=trigger is None)
         return decided.reply
-
-    def _refine(self, desc: Descriptor, doc: Json) -> None:
-        """MSG-3: ask the gateway for what the network cannot derive; unanswered, the element
-        stays unknown (P2, M40)."""
-        for element, reason in descriptors.missing(desc):
-            members: Json = {
-                "session-id": doc["session-id"],
-                "element": qualified(element.value),
-                "scope": str(doc.get("scope", "step")),
-                "reason": reason,
-            }
-            for name in ("turn-id", "step-id"):
-                if name in doc:
-                    members[name] = doc[name]
-            self._decisions.publish(note("descriptor-refinement-request", members))
 
     def step_boundary(self, principal: Principal, members: Json) -> Json:
         """step-boundary (MSG-2, P1): the accumulated working set and the new step; a step
@@ -220,7 +205,7 @@ class AgentSelection:
             if changed:
                 doc = {**doc, **changed}
             if str(doc.get("tenant")) != session.tenant:
-                raise _other_tenant("evaluate")
+                raise other_tenant("evaluate")
             if doc is session.descriptor_doc:  # unchanged: no second parse, no second copy
                 desc = session.descriptor
             else:
@@ -395,9 +380,3 @@ def _acted(decided: Decided) -> Json:
     reply = dict(decided.reply)
     reply.pop("evaluation", None)
     return {"acted-on": True, "record-id": reply["record-id"], "re-evaluation": reply}
-
-
-def _other_tenant(operation: str) -> CatsError:
-    """A descriptor naming a session of another tenant (15)."""
-    message = "the session belongs to another tenant"
-    return refused(operation, "descriptor/tenant", message, "tenant-mismatch")
