@@ -128,8 +128,14 @@ class Decisions:
     def settings_for(self, config: cfg.AgentConfig, bounds: cfg.Bounds, now: float) -> Settings:
         """What settling a decision or a handoff needs at ``now``."""
         targets = {c.csci_id: c.c_sma for c in config.candidates.values()}
-        return Settings(now, self._lifetime, bounds.handoff_timeout,
-                        bounds.max_records, bounds.max_reservation_rate, targets)  # fmt: skip
+        return Settings(
+            now,
+            self._lifetime,
+            bounds.handoff_timeout,
+            bounds.max_records,
+            bounds.max_reservation_rate,
+            targets,
+        )
 
     def session(self, session_id: object, operation: str, leaf: str) -> Session:
         """The session named in an RPC's input, or the unknown-session error at ``leaf``."""
@@ -171,13 +177,18 @@ class Decisions:
             with self.lock:
                 chosen, self._dirty = self._dirty.union(more), set()
                 now = self.clock()
-                wanted = {sid: instructions(self.sessions[sid], now) if sid in self.sessions
-                          else {} for sid in chosen}  # fmt: skip
+                wanted = {
+                    sid: instructions(self.sessions[sid], now) if sid in self.sessions else {}
+                    for sid in chosen
+                }
             for session_id, found in wanted.items():
                 handing = self.instructed.differences(session_id, found)
                 try:
-                    pending = {i.commitment_id for i in handing.instruct
-                               if not self._steering.instruct(i).complete}  # fmt: skip
+                    pending = {
+                        i.commitment_id
+                        for i in handing.instruct
+                        if not self._steering.instruct(i).complete
+                    }
                     for instruction in handing.withdraw:
                         self._steering.withdraw(instruction)
                 except CatsError:
@@ -213,10 +224,17 @@ class Decisions:
             if candidate.c_sma is not None:
                 by_target.setdefault(candidate.c_sma, []).append(candidate.csci_id)
         requests = [
-            (target, {"tenant": session.tenant, "session-id": session.session_id,
-                      "csci-id": list(ids), "reuse-key": list(keys)})
+            (
+                target,
+                {
+                    "tenant": session.tenant,
+                    "session-id": session.session_id,
+                    "csci-id": list(ids),
+                    "reuse-key": list(keys),
+                },
+            )
             for target, ids in by_target.items()
-        ]  # fmt: skip
+        ]
         found: dict[CsciId, StateMap] = {}
         for result in fan_out(self.agents.query_state, requests).results:
             if result.output is None:
@@ -326,9 +344,12 @@ class Decisions:
             others = [c for c in candidates if c.csci_id != current]
             elsewhere = evaluate(EvaluationRequest(desc, trigger=Trigger.T8), others, policy, now)
             decision = on_tail_event(
-                step, desc, policy, alternative=tail.alternative(elsewhere),
+                step,
+                desc,
+                policy,
+                alternative=tail.alternative(elsewhere),
                 constraint_violated=tail.violated(desc, step),
-            )  # fmt: skip
+            )
             advertiser = None if current is None else self.book.advertiser.get(current)
             if advertiser is not None:
                 self.book.observed(advertiser, tail_underreport=decision.tail)
@@ -341,8 +362,9 @@ class Decisions:
                 session = replace(session, descriptor_doc=doc, descriptor=desc)
             request = EvaluationRequest(desc, position, Trigger.T8)
             ev = tail.applied(evaluate(request, candidates, policy, now), decision, current)
-            invalidation = Invalidation(InvalidationCondition.STEP_OVERRUN, acted_on=True,
-                                        element=Element.OBJECTIVE)  # fmt: skip
+            invalidation = Invalidation(
+                InvalidationCondition.STEP_OVERRUN, acted_on=True, element=Element.OBJECTIVE
+            )
             pending = self.record(session, ev, doc, settings, invalidation)
             factor = policy.context.tail_detection_factor
             record_id = pending.settled.record_id
