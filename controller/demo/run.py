@@ -1,5 +1,6 @@
 """``catsctl demo``: start the system on loopback, play the stages, print PASS/FAIL per step
-and a summary; exit 0 only if everything happened as the drafts say (DESIGN.md, issue 8)."""
+and a summary; exit 0 only if everything happened as the drafts say (service-metrics-op 7,
+agent draft 8.4; docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -193,7 +193,7 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
         assert "C-PS southbound to the ingress: connected, in-sync true" in blocks[step]
     assert "    ingress   | 10.0.0.1     | ingress | http://127.0.0.1:" in out
     assert_the_agent_session_went_as_the_draft_says(blocks)
-    assert "not yet" not in out  # every part of issue 8 is built
+    assert "not yet" not in out  # every stage is built, none is left out
     assert "21/21 steps passed (all passed)" in out
     assert "State and logs kept" not in out  # the fresh state directory is removed
 

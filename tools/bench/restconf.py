@@ -10,8 +10,8 @@ keep-alive connections (``http.client``), with one client thread and with eight:
 * ``GET``: read one entry.
 
 It also sends edits that must be refused (dangling leafref, duplicate unique address, missing
-mandatory name) and checks that each is refused and changes nothing, at every size. Targets
-(issue 3): at 100k entries at least 200 validated edits/s, and no less than half the 1k figure.
+mandatory name) and checks that each is refused and changes nothing, at every size. Targets:
+at 100k entries at least 200 validated edits/s, and no less than half the 1k figure.
 """
 
 from __future__ import annotations
