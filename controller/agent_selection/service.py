@@ -147,10 +147,7 @@ class AgentSelection:
         boundary = str(members.get("boundary", "step-start"))
         now = self._decisions.clock()
         with self._decisions.lock:
-            softstate.purge(self._decisions, now)
-            session = self._decisions.session(members["session-id"], "step-boundary", "session-id")
-            if not session.open:
-                raise closed_session("step-boundary", "session-id", session.session_id)
+            session = self._open(members, "step-boundary", now)
             working = members.get("working-set")
             turn = members.get("turn-id")
             step = members.get("step-id")
@@ -192,10 +189,7 @@ class AgentSelection:
         point = None if point_name is None else DecisionPoint(str(point_name).split(":")[-1])
         now = self._decisions.clock()
         with self._decisions.lock:
-            softstate.purge(self._decisions, now)
-            session = self._decisions.session(members["session-id"], "evaluate", "session-id")
-            if not session.open:
-                raise closed_session("evaluate", "session-id", session.session_id)
+            session = self._open(members, "evaluate", now)
             doc = members.get("descriptor") or session.descriptor_doc
             changed: Json = {
                 n: members[n]
@@ -222,6 +216,15 @@ class AgentSelection:
         reply = self._decisions.decide(session.session_id, trigger, point=point, force=True).reply
         reply.pop("evaluation", None)
         return reply
+
+    def _open(self, members: Json, operation: str, now: float) -> Session:
+        """Under the lock: purge, then the open session ``session-id`` names; an unknown one
+        is refused, and so is one that is closed or failed."""
+        softstate.purge(self._decisions, now)
+        session = self._decisions.session(members["session-id"], operation, "session-id")
+        if not session.open:
+            raise closed_session(operation, "session-id", session.session_id)
+        return session
 
     # ------------------------------------------------------------------ MSG-13
 
