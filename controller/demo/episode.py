@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from controller.demo import drafts
-from controller.demo.topology import CF2, CF3, SITES, SM, SiteSpec
+from controller.demo import drafts, topology
+from controller.demo.topology import CF2, CF3, SITES, SM, InstanceSpec, SiteSpec
 from controller.types import Json
 
 AS = drafts.AS
@@ -72,19 +72,8 @@ BY_LETTER = {c.letter: c for c in CANDIDATES}
 
 def instance_args(placed: Placed, port: int) -> list[str]:
     """``catsctl service-instance`` standing for a candidate at ``address:port``."""
-    return [
-        "service-instance",
-        "--listen",
-        f"{placed.address}:{port}",
-        "--name",
-        f"agent-{placed.letter.lower()}",
-        "--capacity",
-        "16",
-        "--service-time",
-        "fixed",
-        "--mean-ms",
-        "5",
-    ]
+    spec = InstanceSpec(f"agent-{placed.letter.lower()}", capacity=16, service_ms=5)
+    return topology.instance_args(spec, port, placed.address)
 
 
 def localized(document: Json, locators: Mapping[str, str]) -> Json:
