@@ -1,5 +1,9 @@
 """RESTCONF client of the C-NMA: one RPC per POST (RFC 8040 3.6, 4.4.2), HTTP basic auth.
 
+The C-NMA itself now reports through the SDK (:mod:`agents.cnma.sdk_transport`); the
+:class:`Transport` seam and the two errors are its own, and :class:`RestconfTransport` serves
+the gateway (agents.gateway.client).
+
 :func:`errors_of` turns an ``ietf-restconf:errors`` body into :class:`ErrorItem` values, pure;
 :class:`RestconfTransport` is the few lines that touch the socket. A refused RPC raises
 :class:`RefusedError` with the C-PS's items; a connection that fails raises

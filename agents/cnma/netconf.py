@@ -1,5 +1,6 @@
 """NETCONF client of the C-NMA: the same RPCs through the project's southbound peer (RFC 6241
-4.1, RFC 6242).
+4.1, RFC 6242). The C-NMA itself now reports through the SDK (:mod:`agents.cnma.sdk_transport`);
+this transport serves the gateway (agents.gateway.netconf).
 
 :class:`NetconfTransport` is :class:`controller.southbound.NetconfPeer` (a persistent ncclient
 session with reconnect and backoff) with :class:`controller.southbound.RpcCodec`, which builds

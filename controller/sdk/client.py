@@ -48,8 +48,8 @@ class Transport(Protocol):
         """Delete a top-level container of running."""
         ...
 
-    def invoke(self, module: str, operation: str, request: Binding, output: Binding) -> None:
-        """Call an RPC with an input object, fill the output object."""
+    def invoke(self, module: str, operation: str, request: Binding, output: Binding | None) -> None:
+        """Call an RPC with an input object, fill the output object (if it has one)."""
         ...
 
     def invoke_members(self, module: str, operation: str, members: Json) -> Json:
@@ -161,15 +161,22 @@ class Controller:
         """An empty input object of ``module:operation``, to fill and pass to :meth:`rpc`."""
         return objects.operation(module, operation).input
 
-    def rpc(self, module: str, operation: str, request: Binding | None = None) -> Binding:
-        """Call ``module:operation`` with its input object; its output object."""
+    def rpc(self, module: str, operation: str, request: Binding | None = None) -> Binding | None:
+        """Call ``module:operation`` with its input object; its output object (None for an
+        RPC that has no output)."""
         call = objects.operation(module, operation)
         if request is None:
             request = call.input
         elif request._yang_name != "input" or request._parent._yang_name != operation:
             raise not_of_schema(f"input of {module}:{operation}", TypeError(request._path()))
-        self._transport.invoke(module, operation, request, call.output)
-        return call.output
+        answer = objects.output(call)
+        self._transport.invoke(module, operation, request, answer)
+        return answer
+
+    def rpc_members(self, module: str, operation: str, members: Json) -> Json:
+        """The fast path of :meth:`rpc`: RFC 7951 input members as built, the output as
+        members (``{}`` when the RPC has none); no objects are made."""
+        return self._transport.invoke_members(module, operation, members)
 
     # ------------------------------------------------------------------ service metrics
 
@@ -208,11 +215,11 @@ class Controller:
     def report_service_metrics_bulk(self, members: Json) -> Json:
         """The fast path of :meth:`report_service_metrics`: RFC 7951 input members as built
         (:func:`controller.sdk.bulk.service_report`), the output as members."""
-        return self._transport.invoke_members(SM, "report-service-metrics", members)
+        return self.rpc_members(SM, "report-service-metrics", members)
 
     def report_network_metrics_bulk(self, members: Json) -> Json:
         """The fast path of :meth:`report_network_metrics` (members as built)."""
-        return self._transport.invoke_members(SM, "report-network-metrics", members)
+        return self.rpc_members(SM, "report-network-metrics", members)
 
     def select_service(
         self, cs_id: str, ingress: str, *, candidate_report: str | None = None

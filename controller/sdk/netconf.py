@@ -178,10 +178,12 @@ class NetconfTransport:
         element.set(f"{{{BASE}}}operation", "delete")
         self._run(self._manager.edit_config, target="running", config=config)
 
-    def invoke(self, module: str, operation: str, request: Binding, output: Binding) -> None:
+    def invoke(self, module: str, operation: str, request: Binding, output: Binding | None) -> None:
         """The RPC of the input object; ``output`` filled with the reply."""
         element = operation_element(module, operation, objects.to_xml(request))
         reply = self._run(self._manager.dispatch, element)
+        if output is None:
+            return  # <ok/>
         try:
             objects.load_xml(output, output_element(module, _root(reply)))
         except (ValueError, AttributeError, KeyError, TypeError) as exc:
@@ -191,7 +193,9 @@ class NetconfTransport:
         """The RPC of RFC 7951 input members (libyang writes the XML); the output members."""
         element = self._members_xml(module, operation, members)
         reply = self._run(self._manager.dispatch, element)
-        output = objects.operation(module, operation).output
+        output = objects.output(objects.operation(module, operation))
+        if output is None:
+            return {}
         try:
             objects.load_xml(output, output_element(module, _root(reply)))
         except (ValueError, AttributeError, KeyError, TypeError) as exc:

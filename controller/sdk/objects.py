@@ -114,6 +114,11 @@ class _JsonEncoder(pybindIETFJSONEncoder):  # type: ignore[misc]
     serialiser_class = _JsonValues
 
 
+def output(call: Binding) -> Binding | None:
+    """The output object of an RPC object, None for an RPC without output (RFC 7950 7.14)."""
+    return getattr(call, "output", None)
+
+
 def to_members(obj: Binding) -> Json:
     """The RFC 7951 members of a container (its own name left out), as pyangbind encodes them.
 

@@ -98,10 +98,11 @@ class RestconfTransport:
         output: Json = body.get(f"{module}:output", {})
         return output
 
-    def invoke(self, module: str, operation: str, request: Binding, output: Binding) -> None:
-        """POST the input object, fill ``output`` with the reply."""
+    def invoke(self, module: str, operation: str, request: Binding, output: Binding | None) -> None:
+        """POST the input object, fill ``output`` with the reply (if the RPC has one)."""
         members = self.invoke_members(module, operation, objects.to_members(request))
-        objects.load_members(output, members)
+        if output is not None:
+            objects.load_members(output, members)
 
     def commit(self, *, confirm_timeout: int | None = None) -> None:
         """RESTCONF edits running directly: there is no candidate to commit."""
