@@ -14,11 +14,11 @@ from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.fields import ConfigError, Table, load_document
 from agents.cnma.paths import AdminGroupRule, JitterRule, PathMetric, PathPolicy
 from agents.cnma.probe import Probe
 from agents.cnma.topology import Topology
 from agents.cnma.topology_config import read_probes, read_topology
+from agents.common.config import ConfigError, Table, load_document
 from controller.selection.units import Micros
 
 DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"

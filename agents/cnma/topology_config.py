@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from agents.cnma.fields import Table
 from agents.cnma.probe import Probe, ProbeMethod, ProbeUse
 from agents.cnma.topology import Candidate, Endpoint, EndpointKind, Link, Node, Role, Topology
+from agents.common.config import Table
 from controller.selection.units import Micros
 from controller.types import CsciId, ForwarderId, Prefix
 

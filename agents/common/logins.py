@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from agents.cnma.fields import Table
+from agents.common.config import Table
 from controller.auth import hash_password
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
 from controller.datastore.core import Core

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.cnma.fields import ConfigError
+from agents.common.config import ConfigError
 from agents.csma.config import CsmaConfig
 from agents.csma.service import CsmaService, installer
 from controller.app import Application, ServeSettings

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.fields import Table
+from agents.common.config import Table
 from agents.csma.reservations import Policy
 from agents.csma.stateview import Element, Presence
 from controller.auth import hash_password

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.fields import ConfigError, Table, load_document
+from agents.common.config import ConfigError, Table, load_document
 from agents.common.logins import Login, read_logins
 from agents.forwarder.values import Locator, locator
 

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.cnma.fields import ConfigError, Table
+from agents.common.config import ConfigError, Table
 
 USAGE_ERROR = 2
 

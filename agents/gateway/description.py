@@ -5,7 +5,7 @@ of ietf-cats-agent-selection's ``descriptor`` grouping, the accumulated working 
 calls with their expected and observed times, pauses, the observed costs to report (MSG-15) and
 the decisions expected of the C-PS. :func:`load_description` reads the file strictly: an
 unknown key, a wrong type, a duplicate id or a descriptor member that the structure already
-gives is a :class:`~agents.cnma.fields.ConfigError` naming ``FILE: KEY`` (for example
+gives is a :class:`~agents.common.config.ConfigError` naming ``FILE: KEY`` (for example
 ``episode.json: sessions[0].turns[0].steps[1].tool-calls[0].elapsed``). What the YANG schema
 says of the descriptor content is checked by libyang when the requests are built
 (:func:`agents.gateway.plan.check`), not here.
@@ -19,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from agents.cnma.fields import ConfigError, Table, load_document
+from agents.common.config import ConfigError, Table, load_document
 from controller.types import Json
 
 #: The descriptor members the structure gives (session, turn and step); not in descriptor content.
