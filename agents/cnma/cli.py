@@ -11,23 +11,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agents.cnma.client import Transport
     from agents.cnma.config import CnmaConfig
+    from agents.common.restconf import Transport
 
 
 def _connect(config: CnmaConfig) -> Transport:
     """RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF address."""
     if config.cps.netconf is not None:
-        from agents.cnma.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
+        from agents.common.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
 
         return NetconfTransport(config.cps, config.cps.netconf)
-    from agents.cnma.client import RestconfTransport  # noqa: PLC0415
+    from agents.common.restconf import RestconfTransport  # noqa: PLC0415
 
     return RestconfTransport(config.cps)
 
 
 def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
-    from agents.cnma.config import read_password, with_overrides  # noqa: PLC0415
+    from agents.cnma.config import with_overrides  # noqa: PLC0415
+    from agents.common.cps import read_password  # noqa: PLC0415
 
     password = None
     if args.password_file is not None:

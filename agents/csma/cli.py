@@ -24,7 +24,7 @@ def _listen(text: str) -> tuple[str, int]:
 def _overrides(args: argparse.Namespace, config: CsmaConfig) -> CsmaConfig:
     from dataclasses import replace  # noqa: PLC0415
 
-    from agents.cnma.config import read_password  # noqa: PLC0415
+    from agents.common.cps import read_password  # noqa: PLC0415
     from agents.csma.config import with_overrides  # noqa: PLC0415
 
     password = None

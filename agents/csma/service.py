@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agents.cnma.client import RestconfTransport, Transport
 from agents.common.clock import date_and_time
+from agents.common.restconf import RestconfTransport, Transport
 from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig

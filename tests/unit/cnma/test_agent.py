@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from agents.cnma.agent import Agent
-from agents.cnma.client import RefusedError, Transport, UnreachableError
 from agents.cnma.config import CnmaConfig
 from agents.cnma.topology import Link
 from agents.common.config import ConfigError
+from agents.common.restconf import RefusedError, Transport, UnreachableError
 from agents.common.sequence import SequenceStore
 from controller.errors import ErrorItem, ErrorType
 from controller.selection.units import Micros
