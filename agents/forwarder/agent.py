@@ -12,11 +12,11 @@ import logging
 import shutil
 from pathlib import Path
 
+from agents.common.http import HttpServer
 from agents.common.runner import Signals, serve_until_stopped
 from agents.forwarder.config import ForwarderConfig
 from agents.forwarder.proxy import DataPlaneApp
 from agents.forwarder.service import ForwarderService, installer
-from agents.sci.http import HttpServer
 from controller.app import Application, ServeSettings
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings

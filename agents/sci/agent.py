@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.common.http import HttpServer
 from agents.common.sequence import SequenceStore
 from agents.sci.config import Overrides, load_config
 from agents.sci.dispatcher import Dispatcher, ForwardSettings
 from agents.sci.errors import refused
-from agents.sci.http import HttpServer
 from agents.sci.manage import Manage
 from agents.sci.monitor import schedule
 from agents.sci.reporter import Reporter

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agents.sci.http import parse_listen
+from agents.common.http import parse_listen
 
 if TYPE_CHECKING:
     from agents.sci.sender import Credentials

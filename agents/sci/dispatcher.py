@@ -25,18 +25,14 @@ from typing import Any
 
 import requests
 
+from agents.common.http import HOP_BY_HOP, StartResponse, client_headers, read_body, respond
 from agents.sci.config import InstanceConfig, SciConfig
-from agents.sci.http import StartResponse, read_body, respond
 from agents.sci.policy import Candidate, eligible, rank
 from agents.sci.runtime import Runtime
 from agents.sci.values import Health, Sample, SiId
 
 LOG = logging.getLogger(__name__)
 SESSION_END = "CATS-Session-End"
-HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-     "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
-)  # fmt: skip
 #: Response headers that would name the instance (8.1).
 REVEALING = frozenset(
     {"server", "via", "x-instance-id", "x-served-by", "x-backend", "x-backend-server",
@@ -83,19 +79,6 @@ def session_value(environ: dict[str, Any], config: SciConfig) -> str | None:
         morsel = jar.get(affinity.session_cookie)
         return morsel.value if morsel is not None and morsel.value else None
     return None
-
-
-def client_headers(environ: dict[str, Any]) -> dict[str, str]:
-    """The request headers to pass on to the instance."""
-    headers = {
-        key[5:].replace("_", "-").title(): value
-        for key, value in environ.items()
-        if key.startswith("HTTP_") and key[5:].replace("_", "-").lower() not in HOP_BY_HOP
-    }
-    if environ.get("CONTENT_TYPE"):
-        headers["Content-Type"] = environ["CONTENT_TYPE"]
-    headers["X-Forwarded-For"] = environ.get("REMOTE_ADDR", "")
-    return headers
 
 
 def response_headers(headers: Iterable[tuple[str, str]], base_url: str) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 
-from agents.sci.http import HttpServer, parse_listen
+from agents.common.http import HttpServer, parse_listen
 
 DISTRIBUTIONS = ("fixed", "uniform", "exponential")
 

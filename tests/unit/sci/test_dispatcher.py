@@ -8,7 +8,6 @@ from dataclasses import replace
 from agents.sci.config import AffinitySettings, parse_config
 from agents.sci.dispatcher import (
     Dispatcher,
-    client_headers,
     flow_key,
     permitted,
     response_headers,
@@ -49,14 +48,6 @@ def test_nothing_identifies_the_instance_to_the_client() -> None:
         base,
     )  # fmt: skip
     assert kept == [("Location", "/next"), ("X-Result", "ok")]
-
-
-def test_hop_by_hop_request_headers_stay_behind() -> None:
-    headers = client_headers(ENV)
-    assert "Connection" not in headers
-    assert "Host" not in headers
-    assert headers["Content-Type"] == "text/plain"
-    assert headers["X-Forwarded-For"] == "192.0.2.1"
 
 
 def test_permitted_sources() -> None:
