@@ -45,13 +45,10 @@ def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
 def _cmd_cnma(args: argparse.Namespace) -> int:
     """Load and validate the configuration, then report until SIGTERM or SIGINT."""
     from agents.cnma.agent import Agent, reload_config  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.common.sequence import SequenceStore  # noqa: PLC0415
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     if not args.verbose:  # ncclient logs every message it sends at INFO
         logging.getLogger("ncclient").setLevel(logging.WARNING)
     load = reload_config(args.config, functools.partial(_overrides, args))

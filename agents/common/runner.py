@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,15 +32,6 @@ def install_handlers(signals: Signals) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: signals.stop.set())
     signal.signal(signal.SIGHUP, lambda *_: signals.reload.set())
-
-
-def configure_logging(*, verbose: bool) -> None:
-    """Log to stderr (DESIGN.md: every process logs to stderr)."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
 
 
 def serve_until_stopped(signals: Signals, reload: Callable[[], None] | None = None) -> None:

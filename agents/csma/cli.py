@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import logging
 import signal
 import sys
 from pathlib import Path
@@ -58,13 +57,10 @@ def _cmd_csma(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve and report until SIGTERM or SIGINT."""
     import threading  # noqa: PLC0415
 
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.csma.agent import Signals, run_csma  # noqa: PLC0415
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     load = functools.partial(_load, args)
     config = load()  # a ConfigError here ends catsctl with the items (controller/cli.py)
     if args.check:

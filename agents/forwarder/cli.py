@@ -46,7 +46,8 @@ def _load(args: argparse.Namespace) -> ForwarderConfig:
 
 def _cmd_forwarder(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve until SIGTERM or SIGINT."""
-    from agents.common.runner import Signals, configure_logging, install_handlers  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
+    from agents.common.runner import Signals, install_handlers  # noqa: PLC0415
     from agents.forwarder.agent import run_forwarder  # noqa: PLC0415
 
     configure_logging(verbose=args.verbose)

@@ -30,7 +30,7 @@ def _refused(exc: ConfigError) -> int:
 def _cmd_gateway(args: argparse.Namespace) -> int:
     """Load and check the description, then play it (unless ``--check``)."""
     from agents.common.cps import DEFAULT_CPS_URL, CpsSettings, read_password  # noqa: PLC0415
-    from agents.common.runner import configure_logging  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.gateway.client import Cps, RestconfCps  # noqa: PLC0415
     from agents.gateway.description import load_description  # noqa: PLC0415
     from agents.gateway.netconf import NetconfCps  # noqa: PLC0415

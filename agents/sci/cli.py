@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
@@ -40,15 +39,12 @@ def _credentials(args: argparse.Namespace) -> Credentials | None:
 
 def _cmd_sci(args: argparse.Namespace) -> int:
     """Run the SCI (imports the heavy parts only now, to keep ``catsctl`` start-up light)."""
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.sci.agent import SciSettings, run_sci  # noqa: PLC0415
     from agents.sci.config import Overrides  # noqa: PLC0415
     from agents.sci.dispatcher import ForwardSettings  # noqa: PLC0415
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     settings = SciSettings(
         config=args.config,
         state_dir=args.state_dir,
