@@ -13,6 +13,7 @@ from agents.csma.cli import add_parsers as add_csma_parsers
 from agents.forwarder.cli import add_parsers as add_forwarder_parsers
 from agents.gateway.cli import add_parsers as add_gateway_parsers
 from agents.sci.cli import add_parsers as add_sci_parsers
+from agents.service_instance.cli import add_parsers as add_service_instance_parsers
 from controller import __version__
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_forwarder_parsers(commands)
     add_gateway_parsers(commands)
     add_sci_parsers(commands)
+    add_service_instance_parsers(commands)
 
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"

@@ -65,9 +65,7 @@ def _cmd_sci(args: argparse.Namespace) -> int:
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``sci`` and ``service-instance`` to ``catsctl``'s sub-commands."""
-    from agents.service_instance.cli import add_parser as add_service_instance  # noqa: PLC0415
-
+    """Add ``sci`` to ``catsctl``'s sub-commands."""
     sci = commands.add_parser(
         "sci",
         help="run a CATS Service Contact Instance (dispatch, health, metrics, reports to a C-SMA)",
@@ -107,4 +105,3 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )  # fmt: skip
     sci.add_argument("-v", "--verbose", action="store_true")
     sci.set_defaults(handler=_cmd_sci)
-    add_service_instance(commands)

@@ -50,7 +50,7 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``service-instance`` to ``catsctl``'s sub-commands."""
     parser = commands.add_parser(
         "service-instance",
