@@ -11,7 +11,6 @@ behind one lock; the decisions are the pure functions of the sibling modules.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agents.common.clock import date_and_time
+from agents.common.logins import seed_logins
 from agents.common.restconf import RestconfTransport, Transport
 from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
@@ -29,19 +29,10 @@ from agents.csma.report import SCI_RPC, freshness_seconds, sci_metrics
 from agents.csma.reporter import Reporter
 from agents.csma.values import Entry, EntryKey
 from controller.app import Host, Hosted, Installer
-from controller.datastore.api import (
-    SYSTEM,
-    DatastoreName,
-    Edit,
-    EditOperation,
-    Principal,
-    Registrations,
-)
-from controller.model import Encoding
+from controller.datastore.api import Principal, Registrations
 from controller.types import CsciId, Json
 
 LOG = logging.getLogger("agents.csma")
-AUTH_PATH = "/ietf-system:system/authentication"
 STATE_PATH = f"/{stateview.MODULE}:agent-selection"
 SWEEP_S = 0.2
 
@@ -134,10 +125,7 @@ class CsmaService:
         LOG.info("configuration reloaded")
 
     def _seed_users(self) -> None:
-        users = [{"name": u.name, "password": u.password_hash} for u in self.config.users]
-        document = json.dumps({"ietf-system:authentication": {"user": users}})
-        edit = Edit(EditOperation.REPLACE, AUTH_PATH, document, Encoding.JSON)
-        self._host.core().edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        seed_logins(self._host.core(), self.config.users)
 
     # -- the site's entries and the sweeper ------------------------------------------------
 
