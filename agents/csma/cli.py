@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agents.csma.config import CsmaConfig
@@ -55,10 +54,9 @@ def _load(args: argparse.Namespace) -> CsmaConfig:
 
 def _cmd_csma(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve and report until SIGTERM or SIGINT."""
-    import threading  # noqa: PLC0415
-
     from agents.common.logs import configure_logging  # noqa: PLC0415
-    from agents.csma.agent import Signals, run_csma  # noqa: PLC0415
+    from agents.common.runner import Signals, install_handlers  # noqa: PLC0415
+    from agents.csma.agent import run_csma  # noqa: PLC0415
 
     configure_logging(verbose=args.verbose)
     load = functools.partial(_load, args)
@@ -66,14 +64,8 @@ def _cmd_csma(args: argparse.Namespace) -> int:
     if args.check:
         print(f"{args.config}: valid C-SMA configuration ({config.name})", file=sys.stderr)
         return 0
-    signals = Signals(threading.Event(), threading.Event())
-
-    def on_stop(*_: Any) -> None:
-        signals.stop.set()
-
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, lambda *_: signals.reload.set())
+    signals = Signals()
+    install_handlers(signals)
     try:
         return run_csma(load, signals)
     except OSError as exc:  # a port in use, an unwritable state directory
