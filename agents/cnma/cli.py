@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.common.cli import add_login_arguments, password_flag
+
 if TYPE_CHECKING:
     from agents.cnma.config import CnmaConfig
     from agents.common.restconf import Transport
@@ -28,16 +30,12 @@ def _connect(config: CnmaConfig) -> Transport:
 
 def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
     from agents.cnma.config import with_overrides  # noqa: PLC0415
-    from agents.common.cps import read_password  # noqa: PLC0415
 
-    password = None
-    if args.password_file is not None:
-        password = read_password(args.password_file, "--password-file")
     return with_overrides(
         config,
         url=args.cps_url,
         username=args.username,
-        password=password,
+        password=password_flag(args.password_file),
         heartbeat=args.heartbeat,
     )
 
@@ -89,11 +87,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="DIR",
         help="where the report sequence number persists (default ./cnma-state)",
     )
-    cnma.add_argument("--cps-url", metavar="URL", help="RESTCONF root of the C-PS")
-    cnma.add_argument("--username", metavar="USER", help="the C-NMA's user at the C-PS")
-    cnma.add_argument(
-        "--password-file", type=Path, metavar="FILE", help="first line: the C-NMA's password"
-    )
+    add_login_arguments(cnma, "C-NMA")
     cnma.add_argument(
         "--heartbeat", type=float, metavar="SECONDS", help="interval of the full reports"
     )
