@@ -20,9 +20,19 @@ from cheroot import wsgi
 LOG = logging.getLogger(__name__)
 StartResponse = Callable[..., Any]
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-     "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
-)  # fmt: skip
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 

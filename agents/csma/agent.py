@@ -28,8 +28,12 @@ def run_csma(load: Loader, signals: Signals) -> int:
         assert isinstance(service, CsmaService)
         LOG.info(
             "c-sma %s: RESTCONF on %s:%d, NETCONF on %s:%d, state in %s",
-            config.name, server.address, server.restconf_port, server.address,
-            server.netconf_port, config.state_dir,
-        )  # fmt: skip
+            config.name,
+            server.address,
+            server.restconf_port,
+            server.address,
+            server.netconf_port,
+            config.state_dir,
+        )
         serve_until_stopped(signals, lambda: service.reload(load()), log=LOG)
     return 0

@@ -124,9 +124,17 @@ def _identity(table: Table, name: str, allowed: frozenset[str]) -> str | None:
 
 def _element(table: Table, csci: CsciId, now: float) -> Element:
     table.allow(
-        "tenant", "reuse-key", "presence", "residency", "element-class", "size", "age",
-        "retention", "retrieval-cost", "recompute-cost",
-    )  # fmt: skip
+        "tenant",
+        "reuse-key",
+        "presence",
+        "residency",
+        "element-class",
+        "size",
+        "age",
+        "retention",
+        "retrieval-cost",
+        "recompute-cost",
+    )
     presence = table.choice("presence", Presence, Presence.PRESENT)
     present = presence is Presence.PRESENT
     for held_only in ("residency", "age", "retention"):

@@ -92,8 +92,12 @@ class CsmaService:
         ]
         for thread in self._threads:
             thread.start()
-        LOG.info("c-sma %s of site %s reporting to %s", self.config.name, self.config.site,
-                 self.config.cps.url)  # fmt: skip
+        LOG.info(
+            "c-sma %s of site %s reporting to %s",
+            self.config.name,
+            self.config.site,
+            self.config.cps.url,
+        )
 
     def close(self) -> None:
         """Stop the threads (the servers no longer call in)."""
@@ -152,8 +156,10 @@ class CsmaService:
                 "entry (%s, %s) withheld: no Computing Time measured yet and no estimate "
                 "configured (reporting.computing-time-estimate or "
                 "reporting.computing-time-estimates.%s)",
-                cs_id, csci_id, cs_id,
-            )  # fmt: skip
+                cs_id,
+                csci_id,
+                cs_id,
+            )
         self._withheld = withheld
         return entries
 
@@ -210,9 +216,11 @@ class CsmaService:
                 ) from exc
             except cache.OwnedError as exc:
                 raise refused(
-                    "access-denied", str(exc), app_tag="reported-by-another-sci",
+                    "access-denied",
+                    str(exc),
+                    app_tag="reported-by-another-sci",
                     path=f"{SCI_RPC}/csci-id",
-                ) from exc  # fmt: skip
+                ) from exc
             self._values = replace(self._values, cache=updated)
         if outcome is cache.Outcome.APPLIED:
             self.reporter.wake.set()
@@ -247,8 +255,9 @@ class CsmaService:
         asked = messages.state_query(members)
         with self._lock:
             view = self._values.view
-            self._note(exchanges.Operation.QUERY_STATE, members, principal,
-                       exchanges.Status.ANSWERED)  # fmt: skip
+            self._note(
+                exchanges.Operation.QUERY_STATE, members, principal, exchanges.Status.ANSWERED
+            )
         return stateview.query(view, asked, self._clock(), self.config.name)
 
     def reserve_state(self, principal: Principal, members: Json) -> Json:
@@ -284,8 +293,13 @@ class CsmaService:
             before = self._values
             book, view, count = reservations.release(before.book, before.view, request)
             self._values = replace(before, book=book, view=view)
-            self._note(exchanges.Operation.RELEASE_STATE, members, principal,
-                       exchanges.Status.RELEASED, count)  # fmt: skip
+            self._note(
+                exchanges.Operation.RELEASE_STATE,
+                members,
+                principal,
+                exchanges.Status.RELEASED,
+                count,
+            )
         LOG.info("released %d reservations of session %s", count, request.session_id)
         self._announce(before.view, view)
         return {}

@@ -49,14 +49,21 @@ def run_forwarder(config: ForwarderConfig, signals: Signals, *, clean: bool = Fa
         assert isinstance(service, ForwarderService)
         plane = config.data_plane
         data = DataPlaneApp(service.forwarding, plane, config.roles)
-        with HttpServer(data, plane.address, plane.port, name="forwarder-data",
-                        threads=plane.threads) as http:  # fmt: skip
+        with HttpServer(
+            data, plane.address, plane.port, name="forwarder-data", threads=plane.threads
+        ) as http:
             LOG.info(
                 "forwarder %s (%s): data plane on %s:%d, NETCONF on %s:%d, RESTCONF on %s:%d, "
                 "state in %s",
-                config.forwarder_id, ",".join(sorted(config.roles)), plane.address, http.port,
-                server.address, server.netconf_port, server.address, server.restconf_port,
+                config.forwarder_id,
+                ",".join(sorted(config.roles)),
+                plane.address,
+                http.port,
+                server.address,
+                server.netconf_port,
+                server.address,
+                server.restconf_port,
                 config.state_dir,
-            )  # fmt: skip
+            )
             serve_until_stopped(signals)
     return 0

@@ -127,9 +127,15 @@ def _pairs(tables: list[Table], key: str) -> dict[str, Locator]:
 def parse_config(document: Table, base: Path) -> ForwarderConfig:
     """The configuration of one parsed document (``base`` resolves a relative state-dir)."""
     document.allow(
-        "forwarder-id", "role", "state-dir", "server", "data-plane", "egress",
-        "default-route", "users",
-    )  # fmt: skip
+        "forwarder-id",
+        "role",
+        "state-dir",
+        "server",
+        "data-plane",
+        "egress",
+        "default-route",
+        "users",
+    )
     forwarder = document.forwarder("forwarder-id") if "forwarder-id" in document.values else None
     state_dir = document.text("state-dir", None)
     return ForwarderConfig(

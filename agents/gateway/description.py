@@ -202,8 +202,15 @@ def _descriptor(table: Table, name: str) -> Json | None:
 
 
 def _decision(table: Table) -> DecisionExpectation:
-    table.allow("selected", "outcome", "trigger", "fallback-rung", "degradation-applied",
-                "excluded", "handoff")  # fmt: skip
+    table.allow(
+        "selected",
+        "outcome",
+        "trigger",
+        "fallback-rung",
+        "degradation-applied",
+        "excluded",
+        "handoff",
+    )
     outcome = table.text("outcome", None)
     if outcome is not None and _identity(outcome) not in OUTCOMES:
         raise table.error("outcome", f"expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
@@ -346,8 +353,12 @@ def _close(table: Table) -> Close:
     if reason not in ("completed", "abandoned"):
         raise found.error("reason", f"expected completed or abandoned, got {reason!r}")
     released = _texts(found, "released-key") or ()
-    return Close(found.where or table.key("close"), reason=reason, released_keys=released,
-                 expect=_expect(found))  # fmt: skip
+    return Close(
+        found.where or table.key("close"),
+        reason=reason,
+        released_keys=released,
+        expect=_expect(found),
+    )
 
 
 def _session(table: Table) -> Session:

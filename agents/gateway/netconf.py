@@ -23,8 +23,9 @@ NAMESPACE = f"urn:ietf:params:xml:ns:yang:{AS}"
 def session_filter(session_id: str) -> Any:
     """The subtree filter that selects one session."""
     top = etree.Element(f"{{{NAMESPACE}}}agent-selection", nsmap={None: NAMESPACE})
-    session = etree.SubElement(etree.SubElement(top, f"{{{NAMESPACE}}}sessions"),
-                               f"{{{NAMESPACE}}}session")  # fmt: skip
+    session = etree.SubElement(
+        etree.SubElement(top, f"{{{NAMESPACE}}}sessions"), f"{{{NAMESPACE}}}session"
+    )
     etree.SubElement(session, f"{{{NAMESPACE}}}session-id").text = session_id
     return top
 

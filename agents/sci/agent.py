@@ -79,9 +79,15 @@ def run_sci(settings: SciSettings, stop: threading.Event) -> int:
                 LOG.info(
                     "SCI %s (CS-ID %s) ready: client %s:%d, management port %d, "
                     "%d instances, reports to %s from sequence %d",
-                    config.csci_id, config.cs_id, config.address, config.port, manage.port,
-                    len(config.instances), config.restconf_uri, first,
-                )  # fmt: skip
+                    config.csci_id,
+                    config.cs_id,
+                    config.address,
+                    config.port,
+                    manage.port,
+                    len(config.instances),
+                    config.restconf_uri,
+                    first,
+                )
                 stop.wait()
         finally:
             sender.close()

@@ -100,8 +100,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     sci.add_argument("--threads", type=int, default=32, metavar="N")
     sci.add_argument(
-        "--forward-timeout", type=float, default=30.0, metavar="SECONDS",
+        "--forward-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
         help="read timeout of a forwarded request",
-    )  # fmt: skip
+    )
     sci.add_argument("-v", "--verbose", action="store_true")
     sci.set_defaults(handler=_cmd_sci)

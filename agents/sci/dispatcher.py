@@ -35,9 +35,18 @@ LOG = logging.getLogger(__name__)
 SESSION_END = "CATS-Session-End"
 #: Response headers that would name the instance (8.1).
 REVEALING = frozenset(
-    {"server", "via", "x-instance-id", "x-served-by", "x-backend", "x-backend-server",
-     "x-upstream", "x-powered-by", "date"}
-)  # fmt: skip
+    {
+        "server",
+        "via",
+        "x-instance-id",
+        "x-served-by",
+        "x-backend",
+        "x-backend-server",
+        "x-upstream",
+        "x-powered-by",
+        "date",
+    }
+)
 MAX_BODY = 16 * 1024 * 1024
 RETRYABLE_STATUS = 503
 FIVE_TUPLE_ENV = {
@@ -59,8 +68,10 @@ class ForwardSettings:
 
 def flow_key(environ: dict[str, Any], fields: Iterable[str]) -> str:
     """The flow key of a request from the configured 5-tuple fields (6.2)."""
-    parts = ["tcp" if name == "protocol" else str(environ.get(FIVE_TUPLE_ENV[name], ""))
-             for name in fields]  # fmt: skip
+    parts = [
+        "tcp" if name == "protocol" else str(environ.get(FIVE_TUPLE_ENV[name], ""))
+        for name in fields
+    ]
     return "flow:" + "|".join(parts)
 
 

@@ -80,9 +80,12 @@ def switches_from(document: Any, current: Switches) -> Switches:
     if not isinstance(document, dict):
         raise ValueError("the admin body is a JSON object")
     kinds: dict[str, tuple[type[Any], ...]] = {
-        "health": (bool,), "ready": (bool,), "slow-ms": (int, float),
-        "fail-requests": (bool,), "cpu": (int, float, type(None)),
-    }  # fmt: skip
+        "health": (bool,),
+        "ready": (bool,),
+        "slow-ms": (int, float),
+        "fail-requests": (bool,),
+        "cpu": (int, float, type(None)),
+    }
     changes: dict[str, Any] = {}
     members: dict[str, Any] = document
     for key, given in members.items():
