@@ -45,10 +45,11 @@ class FakeCps:
 
 def slower(config: CnmaConfig, egress: str, delay_us: int) -> CnmaConfig:
     links = tuple(
-        replace(link, delay=Micros(delay_us)) if link.target == egress and link.source == "P1"
+        replace(link, delay=Micros(delay_us))
+        if link.target == egress and link.source == "P1"
         else link
         for link in config.topology.links
-    )  # fmt: skip
+    )
     return replace(config, topology=replace(config.topology, links=links))
 
 
