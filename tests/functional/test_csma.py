@@ -34,7 +34,7 @@ from controller.auth import hash_password
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import ADMIN, Server, free_port
-from tests.functional.test_sci import CAPACITY, Instance, sci_config, wait_for
+from tests.functional.test_sci import CAPACITY, Instance, sci_command, sci_config, wait_for
 from tools.bench.common import stop
 
 pytestmark = pytest.mark.functional
@@ -222,22 +222,8 @@ def bed(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Be
         csma.start()  # restarted by a test, so stopped below rather than by a with block
         wait_for("the instances", lambda: all(i.ready() for i in instances.values()), 30)
         config.write_text(json.dumps(sci_config(sci_port, csma.root, list(instances.values()))))
-        command = [
-            sys.executable,
-            "-m",
-            "controller.cli",
-            "sci",
-            "--config",
-            str(config),
-            "--state-dir",
-            str(folder / "sci-state"),
-            "--username",
-            SCI_USER,
-            "--password",
-            SECRET + SCI_USER,
-            "--manage",
-            f"127.0.0.1:{manage}",
-        ]
+        login = (SCI_USER, SECRET + SCI_USER)
+        command = sci_command(config, folder / "sci-state", login, manage)
         with (folder / "sci.log").open("ab") as sink:
             sci = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
         yield Bed(server, csma, instances, sci_port, manage, sci)

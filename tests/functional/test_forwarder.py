@@ -28,7 +28,7 @@ from lxml import etree
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import free_port
-from tests.functional.test_sci import Instance, sci_config, wait_for
+from tests.functional.test_sci import Instance, sci_command, sci_config, wait_for
 from tools.bench.common import stop
 
 
@@ -67,22 +67,8 @@ class Sci:
         config = self.folder / f"{self.name}.json"
         nowhere = f"http://127.0.0.1:{free_port()}/restconf"  # no C-SMA: reports fail, quietly
         config.write_text(json.dumps(sci_config(self.port, nowhere, self.instances)))
-        command = [
-            sys.executable,
-            "-m",
-            "controller.cli",
-            "sci",
-            "--config",
-            str(config),
-            "--state-dir",
-            str(self.folder / f"{self.name}-state"),
-            "--username",
-            "sci",
-            "--password",
-            "unused",
-            "--manage",
-            f"127.0.0.1:{self.manage}",
-        ]
+        state_dir = self.folder / f"{self.name}-state"
+        command = sci_command(config, state_dir, ("sci", "unused"), self.manage)
         with (self.folder / f"{self.name}.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
 

@@ -96,6 +96,17 @@ class Instance:
         return int(self.admin()["requests"])
 
 
+def sci_command(config: Path, state_dir: Path, login: tuple[str, str], manage: int) -> list[str]:
+    """``catsctl sci`` with this configuration, state directory, C-SMA login and management
+    port."""
+    return [
+        *(sys.executable, "-m", "controller.cli", "sci"),
+        *("--config", str(config), "--state-dir", str(state_dir)),
+        *("--username", login[0], "--password", login[1]),
+        *("--manage", f"127.0.0.1:{manage}"),
+    ]
+
+
 def sci_config(port: int, restconf: str, instances: list[Instance]) -> dict[str, object]:
     """The SCI's configuration: short intervals, 80 % margin, 50 % degradation."""
     return {
@@ -162,22 +173,7 @@ class Site:
         config.write_text(
             json.dumps(sci_config(self.port, restconf, list(self.instances.values())))
         )
-        command = [
-            sys.executable,
-            "-m",
-            "controller.cli",
-            "sci",
-            "--config",
-            str(config),
-            "--state-dir",
-            str(self.folder / "sci-state"),
-            "--username",
-            ADMIN[0],
-            "--password",
-            ADMIN[1],
-            "--manage",
-            f"127.0.0.1:{self.manage}",
-        ]
+        command = sci_command(config, self.folder / "sci-state", ADMIN, self.manage)
         with (self.folder / "sci.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
         wait_for("the SCI", self._up, timeout=30)
