@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Protocol
 
 from agents.common.config import ConfigError
-from controller.server import ServeSettings
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings
+from controller.server import ServeSettings
 
 LOG = logging.getLogger("agents")
 POLL_S = 0.2

@@ -1,4 +1,5 @@
-"""A real ``catsctl cnma`` reporting the section 7.1 NST to a real ``catsctl serve`` (service-metrics-op 6.2.2, 8).
+"""A real ``catsctl cnma`` reporting the section 7.1 NST to a real ``catsctl serve``
+(service-metrics-op 6.2.2, 8).
 
 The C-NMA runs as a subprocess with the example configuration of docs/examples (10.0.0.1 to
 CF-2 in 8 ms and to CF-3 in 6 ms through P1), short intervals and its own user. The tests run
