@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from agents.cnma.client import RefusedError, UnreachableError
-from agents.cnma.config import CpsSettings
+from agents.common.cps import CpsSettings
+from agents.common.restconf import RefusedError, UnreachableError
 from controller.errors import ErrorType
 from controller.sdk import Controller, SdkError
 from controller.types import Json
@@ -33,7 +33,7 @@ def connect(settings: CpsSettings) -> Controller:
 
 
 class SdkTransport:
-    """The C-NMA's :class:`~agents.cnma.client.Transport` on one SDK session."""
+    """The C-NMA's :class:`~agents.common.restconf.Transport` on one SDK session."""
 
     def __init__(
         self, settings: CpsSettings, opener: Callable[[CpsSettings], Controller] = connect

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agents.cnma.client import RefusedError, UnreachableError
-from agents.cnma.config import CpsSettings
 from agents.cnma.sdk_transport import SdkTransport
+from agents.common.cps import CpsSettings
+from agents.common.restconf import RefusedError, UnreachableError
 from controller.errors import ErrorItem, ErrorType
 from controller.sdk import Controller, SdkError
 from controller.types import Json
