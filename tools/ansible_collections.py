@@ -57,10 +57,20 @@ def install() -> int:
     target = collections_path()
     with tempfile.TemporaryDirectory() as scratch:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-             "--disable-pip-version-check", "--dest", scratch, f"ansible=={ANSIBLE_RELEASE}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--dest",
+                scratch,
+                f"ansible=={ANSIBLE_RELEASE}",
+            ],
             check=True,
-        )  # fmt: skip
+        )
         (wheel,) = Path(scratch).glob("ansible-*.whl")
         count = extract(wheel, target)
     _marker().write_text(json.dumps({"ansible": ANSIBLE_RELEASE, "files": count}))

@@ -137,8 +137,9 @@ class NetconfTransport:
 
         ctx = self._context()
         try:
-            tree = nodes.parse_data(ctx, etree.tostring(found, encoding="unicode"),
-                                    Encoding.XML, state=not config_only)  # fmt: skip
+            tree = nodes.parse_data(
+                ctx, etree.tostring(found, encoding="unicode"), Encoding.XML, state=not config_only
+            )
         except ModelError as exc:
             raise SdkError(*exc.items) from exc
         try:
@@ -190,17 +191,35 @@ class NetconfTransport:
             raise not_of_schema(f"{operation} reply from {self._where}", exc) from exc
 
     def invoke_members(self, module: str, operation: str, members: Json) -> Json:
-        """The RPC of RFC 7951 input members (libyang writes the XML); the output members."""
+        """The RPC of RFC 7951 input members and its output as members, both converted by
+        libyang (no objects: this is the bulk path)."""
         element = self._members_xml(module, operation, members)
         reply = self._run(self._manager.dispatch, element)
-        output = objects.output(objects.operation(module, operation))
-        if output is None:
+        return self._reply_members(module, operation, _root(reply))
+
+    def _reply_members(self, module: str, operation: str, reply: Element) -> Json:
+        """The output members of an ``<rpc-reply>`` (``{}`` for ``<ok/>``), read by libyang
+        as the operation's reply (``LYD_TYPE_REPLY_YANG``)."""
+        from controller.model import ModelError, nodes  # noqa: PLC0415 - bulk path only
+        from controller.model.schema import Encoding  # noqa: PLC0415
+
+        output = output_element(module, reply)
+        if len(output) == 0:
             return {}
+        output.tag = f"{{{objects.namespace(module)}}}{operation}"
+        text = etree.tostring(output, encoding="unicode")
         try:
-            objects.load_xml(output, output_element(module, _root(reply)))
-        except (ValueError, AttributeError, KeyError, TypeError) as exc:
+            tree, op = nodes.parse_op(
+                self._context(), text, Encoding.XML, nodes.lib.LYD_TYPE_REPLY_YANG
+            )
+        except ModelError as exc:
             raise not_of_schema(f"{operation} reply from {self._where}", exc) from exc
-        return objects.to_members(output)
+        try:
+            printed = nodes.print_tree(op, Encoding.JSON)
+        finally:
+            nodes.free_all(tree)
+        found: Json = json.loads(printed or "{}").get(f"{module}:{operation}", {})
+        return found
 
     def _members_xml(self, module: str, operation: str, members: Json) -> Element:
         """The operation element of RFC 7951 input members, printed by libyang (RFC 7950 7.14)."""

@@ -86,11 +86,16 @@ def show(decision: Binding) -> None:
         f"{'candidate':<16}{'egress':<13}{'GAS':>5}{'CT ms':>8}{'TST ms':>8}{'price':>6}  outcome"
     )
     for candidate in decision.candidate.values():
-        outcome = (f"excluded {candidate.reason}" if candidate.reason
-                   else f"rank {candidate.rank} score {candidate.score}")  # fmt: skip
-        print(f"{candidate.csci_id:<16}{candidate.egress:<13}{candidate.gas:>5}"
-              f"{candidate.computing_time:>8}{candidate.total_service_time:>8}"
-              f"{candidate.price:>6}  {outcome}")  # fmt: skip
+        outcome = (
+            f"excluded {candidate.reason}"
+            if candidate.reason
+            else f"rank {candidate.rank} score {candidate.score}"
+        )
+        print(
+            f"{candidate.csci_id:<16}{candidate.egress:<13}{candidate.gas:>5}"
+            f"{candidate.computing_time:>8}{candidate.total_service_time:>8}"
+            f"{candidate.price:>6}  {outcome}"
+        )
     print(f"selected: {decision.csci_id} (egress {decision.egress})")
 
 

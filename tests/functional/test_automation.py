@@ -43,15 +43,28 @@ def test_the_python_script_configures_reports_and_prints_the_decision(
         else ["--netconf", f"127.0.0.1:{server.netconf_port}"]
     )
     result = subprocess.run(
-        [sys.executable, str(AUTOMATION / "select_service.py"), *where,
-         "--user", ADMIN[0], "--password-file", str(password_file(tmp_path))],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(AUTOMATION / "select_service.py"),
+            *where,
+            "--user",
+            ADMIN[0],
+            "--password-file",
+            str(password_file(tmp_path)),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "select-service ARS at 10.0.0.1: selected, fallback none"
-    assert any(line.startswith("188.3.67.3:67") and "excluded price-above-maximum" in line
-               for line in lines), result.stdout  # fmt: skip
+    assert any(
+        line.startswith("188.3.67.3:67") and "excluded price-above-maximum" in line
+        for line in lines
+    ), result.stdout
     assert any(line.startswith("188.3.67.4:69") and "rank 1" in line for line in lines)
     assert lines[-1] == "selected: 188.3.67.4:69 (egress 188.3.67.4)"
     assert ADMIN[1] not in result.stdout + result.stderr
@@ -62,11 +75,24 @@ def test_the_python_script_shows_a_refusal_with_its_tag_and_path(
 ) -> None:
     """A price budget outside the type: the C-PS refuses, the script says why, exit 1."""
     result = subprocess.run(
-        [sys.executable, str(AUTOMATION / "select_service.py"), "--restconf",
-         f"{server.root}/restconf", "--user", ADMIN[0], "--password-file",
-         str(password_file(tmp_path)), "--max-price", "-1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(AUTOMATION / "select_service.py"),
+            "--restconf",
+            f"{server.root}/restconf",
+            "--user",
+            ADMIN[0],
+            "--password-file",
+            str(password_file(tmp_path)),
+            "--max-price",
+            "-1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 1
     assert "max-price" in result.stderr
 
@@ -105,9 +131,13 @@ def test_the_ansible_playbook_runs_against_the_server(server: Server, tmp_path: 
     }
     result = subprocess.run(
         [ansible_playbook(), "-i", str(inventory), str(AUTOMATION / "ansible" / "playbook.yml")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT_S,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PLAYBOOK_TIMEOUT_S,
         check=False,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert "ARS at 10.0.0.1 -> 188.3.67.4:69" in result.stdout
     recap = [line for line in result.stdout.splitlines() if line.startswith(("cps ", "cps_"))]

@@ -173,8 +173,9 @@ def test_a_refused_rpc_names_tag_app_tag_and_path(cps: Controller) -> None:
 
 
 def test_a_bulk_report_refused_by_the_schema_says_where(cps: Controller) -> None:
-    members = bulk.service_report(next(SEQUENCE), [bulk.cst_entry("ARS", SCI1, gas=-1,
-                                                                  computing_time=5)])  # fmt: skip
+    members = bulk.service_report(
+        next(SEQUENCE), [bulk.cst_entry("ARS", SCI1, gas=-1, computing_time=5)]
+    )
     with pytest.raises(SdkError) as refused:
         cps.report_service_metrics_bulk(members)
     assert refused.value.tag == "invalid-value"

@@ -79,8 +79,9 @@ def test_xml_encoding_is_the_example_and_decodes_back(schema: Schema, path: Any)
         schema, text, InstanceKind.DATA, Encoding.JSON
     )
     for obj in loaded:
-        again = objects.load_xml(objects.top(obj._defining_module, obj._yang_name),
-                                 objects.to_xml(obj))  # fmt: skip
+        again = objects.load_xml(
+            objects.top(obj._defining_module, obj._yang_name), objects.to_xml(obj)
+        )
         assert objects.equal(again, obj)
 
 
@@ -95,8 +96,9 @@ def test_identityref_leaf_lists_are_written_bare_or_qualified_and_declared(schem
     element = objects.to_xml(policy)
     values = element.findall(f".//{{{objects.namespace(objects.SM)}}}tie-break")
     assert [value.text for value in values] == ["highest-gas", "lowest-price"]
-    canonical(schema, etree.tostring(element, encoding="unicode"), InstanceKind.CONFIG,
-              Encoding.XML)  # fmt: skip
+    canonical(
+        schema, etree.tostring(element, encoding="unicode"), InstanceKind.CONFIG, Encoding.XML
+    )
 
 
 def test_pyangbind_refuses_a_value_outside_the_type() -> None:
@@ -110,8 +112,9 @@ def test_what_pyangbind_lets_through_libyang_refuses(schema: Schema) -> None:
     """A missing mandatory leaf is not pyangbind's to check: the server's libyang refuses it."""
     report = objects.operation(objects.SM, "report-service-metrics").input
     report.entry.add(cs_id="ARS", csci_id="188.3.67.4:69")
-    document = json.dumps({"ietf-cats-service-metrics:report-service-metrics":
-                           objects.to_members(report)})  # fmt: skip
+    document = json.dumps(
+        {"ietf-cats-service-metrics:report-service-metrics": objects.to_members(report)}
+    )
     with pytest.raises(ModelError):
         schema.validate(document, InstanceKind.RPC)
 
