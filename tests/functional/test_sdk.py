@@ -13,7 +13,9 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import paramiko
 import pytest
 
 from controller.model import Encoding, InstanceKind, Schema
@@ -27,6 +29,7 @@ pytestmark = pytest.mark.functional
 SCI1, SCI3 = "188.3.67.3:67", "188.3.67.4:69"
 CF2, CF3 = "188.3.67.3", "188.3.67.4"
 SEQUENCE = itertools.count(1)
+KEY = paramiko.ECDSAKey.generate()  # the key of the user "operator" (no password)
 
 
 def seed() -> dict[str, object]:
@@ -39,6 +42,15 @@ def seed() -> dict[str, object]:
         ]
     }
     document[f"{SM}:update-control"] = {"rate-limit": {"max-reports": 10_000}}
+    users: Any = document["ietf-system:system"]
+    users["authentication"]["user"].append(
+        {
+            "name": "operator",
+            "authorized-key": [
+                {"name": "sdk", "algorithm": KEY.get_name(), "key-data": KEY.get_base64()}
+            ],
+        }
+    )
     return document
 
 
@@ -191,6 +203,13 @@ def test_a_server_out_of_reach_is_a_transport_error() -> None:
     with pytest.raises(SdkError) as refused:
         Controller.netconf("127.0.0.1", port, ADMIN[0], password=ADMIN[1], timeout=5)
     assert refused.value.items[0].type.value == "transport"
+
+
+def test_netconf_with_a_key_file(server: Server, tmp_path: Path) -> None:
+    key_file = tmp_path / "id_ecdsa"
+    KEY.write_private_key_file(str(key_file))
+    with Controller.netconf("127.0.0.1", server.netconf_port, "operator", key=str(key_file)) as cps:
+        assert cps.get_members(SM, "csci-attachments", config_only=True)["attachment"]
 
 
 def test_wrong_credentials_are_refused(server: Server) -> None:
