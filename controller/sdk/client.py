@@ -41,11 +41,11 @@ class Transport(Protocol):
         ...
 
     def edit(self, obj: Binding, *, replace: bool, candidate: bool) -> None:
-        """Merge or replace a top-level container."""
+        """Merge or replace a node where it sits."""
         ...
 
-    def delete(self, module: str, name: str) -> None:
-        """Delete a top-level container of running."""
+    def delete(self, obj: Binding, *, candidate: bool) -> None:
+        """Delete a node where it sits."""
         ...
 
     def invoke(self, module: str, operation: str, request: Binding, output: Binding | None) -> None:
@@ -140,13 +140,15 @@ class Controller:
         return self._transport.read_members(module, name, config_only=config_only)
 
     def edit(self, obj: Binding, *, replace: bool = False, candidate: bool = False) -> None:
-        """Write a top-level container object: merge what was set in it, or ``replace`` the
-        container with it; into running, or the ``candidate`` (NETCONF, then :meth:`commit`)."""
+        """Write a node, where it sits in its top-level container (any container or list
+        entry of the object tree): merge what was set in it, or ``replace`` the node with it;
+        into running, or the ``candidate`` (NETCONF, then :meth:`commit`)."""
         self._transport.edit(obj, replace=replace, candidate=candidate)
 
-    def delete(self, module: str, name: str) -> None:
-        """Delete the top-level container ``module:name`` from running."""
-        self._transport.delete(module, name)
+    def delete(self, obj: Binding, *, candidate: bool = False) -> None:
+        """Delete a node (a container, or a list entry by its keys, as ``obj`` names it):
+        ``cps.delete(policy.service_policy["ARS"])``."""
+        self._transport.delete(obj, candidate=candidate)
 
     def commit(self, *, confirm_timeout: int | None = None) -> None:
         """Commit the candidate (NETCONF); confirmed when ``confirm_timeout`` (s) is given, then

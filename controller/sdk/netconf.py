@@ -22,7 +22,7 @@ from ncclient.operations.errors import OperationError, TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
 from ncclient.transport.errors import TransportError
 
-from controller.sdk import objects
+from controller.sdk import objects, paths
 from controller.sdk.errors import SdkError, netconf_items, not_of_schema, unreachable
 from controller.sdk.objects import Binding
 from controller.types import Element, Json
@@ -160,24 +160,28 @@ class NetconfTransport:
             raise not_of_schema(f"{obj._yang_name} from {self._where}", exc) from exc
 
     def edit(self, obj: Binding, *, replace: bool, candidate: bool) -> None:
-        """``<edit-config>`` of running (or the candidate): merge, or replace the container."""
+        """``<edit-config>`` of running (or the candidate): the node under its ancestors (with
+        their keys), merged, or replacing the node."""
         element = objects.to_xml(obj)
         if replace:
             element.set(f"{{{BASE}}}operation", "replace")
         nsmap: dict[str | None, str] = {None: BASE}
         nsmap.update(_prefixes(element))
         config = etree.Element(f"{{{BASE}}}config", nsmap=nsmap)
-        config.append(element)
+        paths.skeleton(paths.steps(obj), config).append(element)
+        self._edit_config(config, candidate=candidate)
+
+    def delete(self, obj: Binding, *, candidate: bool) -> None:
+        """``<edit-config>`` deleting a node (a container, or a list entry by its keys)."""
+        path = paths.steps(obj)
+        config = etree.Element(f"{{{BASE}}}config", nsmap={None: BASE})
+        element = paths.leaf_element(paths.skeleton(path, config), path[-1])
+        element.set(f"{{{BASE}}}operation", "delete")
+        self._edit_config(config, candidate=candidate)
+
+    def _edit_config(self, config: Element, *, candidate: bool) -> None:
         target = "candidate" if candidate else "running"
         self._run(self._manager.edit_config, target=target, config=config)
-
-    def delete(self, module: str, name: str) -> None:
-        """``<edit-config>`` deleting a top-level container of running."""
-        namespace = objects.namespace(module)
-        config = etree.Element(f"{{{BASE}}}config", nsmap={None: BASE})
-        element = etree.SubElement(config, f"{{{namespace}}}{name}", nsmap={None: namespace})
-        element.set(f"{{{BASE}}}operation", "delete")
-        self._run(self._manager.edit_config, target="running", config=config)
 
     def invoke(self, module: str, operation: str, request: Binding, output: Binding | None) -> None:
         """The RPC of the input object; ``output`` filled with the reply."""

@@ -53,26 +53,26 @@ def binding_module(module: str) -> Any:
     return importlib.import_module(f"controller.sdk.bindings.{module.replace('-', '_')}")
 
 
-def _attr(name: str) -> str:
+def attr(name: str) -> str:
     """pyangbind's Python name of a YANG identifier (``max`` is ``max_``)."""
     return str(safe_name(name))
 
 
 def module_root(module: str) -> Binding:
     """A new, empty root object of ``module``: its top-level containers are attributes."""
-    return getattr(binding_module(module), _attr(module))()
+    return getattr(binding_module(module), attr(module))()
 
 
 def top(module: str, name: str) -> Binding:
     """A new, empty top-level container ``module:name`` (``selection-policy``, ...)."""
-    return getattr(module_root(module), _attr(name))
+    return getattr(module_root(module), attr(name))
 
 
 def operation(module: str, name: str) -> Binding:
     """A new RPC object of ``module:name``, with ``input`` and ``output`` containers."""
     binding = binding_module(module)
-    rpcs = getattr(binding, f"yc_{_attr(module)}_{_attr(module)}__{_attr(module)}_rpc")()
-    return getattr(rpcs, _attr(name))
+    rpcs = getattr(binding, f"yc_{attr(module)}_{attr(module)}__{attr(module)}_rpc")()
+    return getattr(rpcs, attr(name))
 
 
 def _identity(value: Any, leaf_module: str) -> str:
@@ -114,6 +114,11 @@ class _JsonEncoder(pybindIETFJSONEncoder):  # type: ignore[misc]
     serialiser_class = _JsonValues
 
 
+def module_of(obj: Binding) -> str:
+    """The module of a node (list entries of pyangbind carry only the namespace)."""
+    return str(getattr(obj, "_defining_module", None) or obj._yang_namespace.rsplit(":", 1)[-1])
+
+
 def output(call: Binding) -> Binding | None:
     """The output object of an RPC object, None for an RPC without output (RFC 7950 7.14)."""
     return getattr(call, "output", None)
@@ -125,15 +130,45 @@ def to_members(obj: Binding) -> Json:
     Only the nodes that were set are encoded (pyangbind's filter), so a merge sends exactly what
     the caller set.
     """
-    tree = pybindIETFJSONEncoder.generate_element(obj, parent_namespace=obj._namespace, flt=True)
+    namespace = getattr(obj, "_namespace", None) or obj._yang_namespace
+    tree = pybindIETFJSONEncoder.generate_element(obj, parent_namespace=namespace, flt=True)
     encoded: Json = json.loads(json.dumps(tree, cls=_JsonEncoder))
     return encoded
 
 
 def to_json(obj: Binding, indent: int | None = None) -> str:
     """The RFC 7951 text of a container with its name: ``{"module:name": {...}}``."""
-    name = f"{obj._defining_module}:{obj._yang_name}"
+    name = f"{module_of(obj)}:{obj._yang_name}"
     return json.dumps({name: to_members(obj)}, indent=indent)
+
+
+def _bare(value: Any) -> Any:
+    return value.rsplit(":", 1)[-1] if isinstance(value, str) else value
+
+
+def bare_identities(obj: Binding, members: Json) -> Json:
+    """``members`` with every identityref value bare (``price`` for
+    ``ietf-cats-service-metrics:price``), guided by ``obj``'s classes.
+
+    pyangbind keys a list by the key's text as given, so an identityref key read from JSON
+    (qualified) and from XML (bare) would key the same entry differently; the objects always
+    hold the bare form, which pyangbind accepts for every identity it knows.
+    """
+    found: Json = {}
+    for key, value in members.items():
+        name = key.rsplit(":", 1)[-1]
+        node: Any = getattr(obj, f"_get_{attr(name)}", lambda: None)()
+        generated = getattr(node, "_pybind_generated_by", None)
+        if generated == "container" and isinstance(value, dict):
+            found[key] = bare_identities(node, value)
+        elif generated == "YANGListType" and isinstance(value, list):
+            entry = node._contained_class(path_helper=False)
+            found[key] = [bare_identities(entry, item) for item in value]
+        elif getattr(node, "_yang_type", None) == "identityref":
+            found[key] = [_bare(v) for v in value] if isinstance(value, list) else _bare(value)
+        else:
+            found[key] = value
+    return found
 
 
 def load_members(obj: Binding, members: Json) -> Binding:
@@ -142,7 +177,7 @@ def load_members(obj: Binding, members: Json) -> Binding:
     Raises:
         ValueError, AttributeError, KeyError: pyangbind's refusal of a value or unknown node.
     """
-    pybindJSONDecoder.load_ietf_json(members, None, None, obj=obj)
+    pybindJSONDecoder.load_ietf_json(bare_identities(obj, members), None, None, obj=obj)
     return obj
 
 
@@ -197,7 +232,7 @@ def members_of_xml(obj: Binding, element: Element) -> Json:
         if not isinstance(child.tag, str):
             continue  # a comment or a processing instruction
         name = etree.QName(child).localname
-        getter = getattr(obj, f"_get_{_attr(name)}", None)
+        getter = getattr(obj, f"_get_{attr(name)}", None)
         if getter is None:
             raise AttributeError(f"{obj._yang_name} has no child {name}")
         node = getter()

@@ -14,7 +14,7 @@ from typing import Any
 
 import requests
 
-from controller.sdk import objects
+from controller.sdk import objects, paths
 from controller.sdk.errors import SdkError, restconf_items, unreachable
 from controller.sdk.objects import Binding
 from controller.types import Json
@@ -78,19 +78,24 @@ class RestconfTransport:
         return objects.load_members(obj, members)
 
     def edit(self, obj: Binding, *, replace: bool, candidate: bool) -> None:
-        """Merge (PATCH) or replace (PUT) a top-level container in running."""
+        """Merge a node into running (PATCH of the datastore with the node and its ancestors,
+        which creates what is missing, RFC 8040 4.6.1), or replace it (PUT of its resource)."""
         if candidate:
             raise SdkError(*_no_candidate())
-        name = f"{obj._defining_module}:{obj._yang_name}"
-        body = {name: objects.to_members(obj)}
+        path = paths.steps(obj)
+        members = objects.to_members(obj)
         if replace:
-            self._send("PUT", f"data/{name}", body)
+            name = f"{path[-1].module}:{path[-1].name}"
+            body = {name: [members] if path[-1].keys else members}
+            self._send("PUT", f"data/{paths.resource(path)}", body)
         else:
-            self._send("PATCH", "data", {"ietf-restconf:data": body})
+            self._send("PATCH", "data", {"ietf-restconf:data": paths.nested(path, members)})
 
-    def delete(self, module: str, name: str) -> None:
-        """DELETE a top-level container of running."""
-        self._send("DELETE", f"data/{module}:{name}")
+    def delete(self, obj: Binding, *, candidate: bool) -> None:
+        """DELETE a node of running (a container, or a list entry by its keys)."""
+        if candidate:
+            raise SdkError(*_no_candidate())
+        self._send("DELETE", f"data/{paths.resource(paths.steps(obj))}")
 
     def invoke_members(self, module: str, operation: str, members: Json) -> Json:
         """POST an RPC input given as RFC 7951 members; the output members (``{}`` for none)."""

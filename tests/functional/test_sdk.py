@@ -117,6 +117,30 @@ def test_policy_round_trip_through_libyang_the_server_and_the_other_protocol(
     assert objects.equal(cps.selection_policy(), written)
 
 
+def test_a_list_entry_is_edited_and_deleted_where_it_sits(
+    cps: Controller, other: Controller
+) -> None:
+    """Any node, not only a top-level container: one service policy replaced, then deleted."""
+    cps.set_selection_policy(policy(), replace=True)
+    edited = objects.top(SM, "selection-policy").service_policy.add("VRS")
+    edited.description = "video"
+    edited.requirement.hard_constraints.max_price = 20
+    cps.edit(edited, replace=True)
+    read = other.selection_policy()
+    assert objects.equal(read.service_policy["VRS"], edited)
+    assert read.service_policy["ARS"].requirement.hard_constraints.max_price == 8
+    bound = objects.top(SM, "selection-policy").default_requirement.weighted_objective
+    entry = bound.normalization.add("ietf-cats-service-metrics:price")
+    entry.min_, entry.max_ = "1", "20"
+    cps.edit(entry)  # merged with its ancestors; an identityref key
+    assert "price" in other.selection_policy().default_requirement.weighted_objective.normalization
+    cps.delete(entry)
+    cps.delete(other.selection_policy().service_policy["VRS"])
+    after = other.selection_policy()
+    assert list(after.service_policy.keys()) == ["ARS"]
+    assert len(after.default_requirement.weighted_objective.normalization) == 0
+
+
 def test_report_then_select_and_read_the_tables(cps: Controller, other: Controller) -> None:
     cps.set_selection_policy(policy(), replace=True)
     sent = report()
