@@ -82,10 +82,16 @@ class Access(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated user a request runs as, with the groups NACM matches on."""
+    """The authenticated user a request runs as.
+
+    ``groups`` are the groups the transport reports for the user (RFC 8341 3.2.6 external
+    groups, used when ``enable-external-groups`` is true); NACM adds those of
+    ``nacm/groups`` itself. A ``recovery`` principal bypasses access control (RFC 8341 3.2).
+    """
 
     user: str
     groups: tuple[str, ...] = ()
+    recovery: bool = field(default=False, kw_only=True)
 
 
 #: The principal of the server's own work (state providers, start-up seeding, tests' setup).

@@ -38,6 +38,7 @@ _FIND_SIBLING_VAL = _bind(
 )
 _FIND_SIBLING_FIRST = _bind("lyd_find_sibling_first", [_P, _P, ctypes.POINTER(_P)], ctypes.c_int)
 _IMPLICIT_TREE = _bind("lyd_new_implicit_tree", [_P, ctypes.c_uint32, _P], ctypes.c_int)
+_DICT_REMOVE = _bind("lydict_remove", [_P, _P], None)
 _EXPR_ATOMS = _bind(
     "lys_find_expr_atoms", [_P, _P, _P, _P, ctypes.c_uint32, ctypes.POINTER(_P)], ctypes.c_int
 )
@@ -117,3 +118,8 @@ def expression_atoms(ctx_node: Any, module: Any, expr: Any, prefixes: Any) -> li
     nodes = [atoms.snodes[index] for index in range(int(atoms.count))]
     lib.ly_set_free(atoms, ffi.NULL)
     return nodes
+
+
+def dict_remove(ctx: Any, value: Any) -> None:
+    """``lydict_remove``: drop one reference to a string of the context's dictionary."""
+    _DICT_REMOVE(address(ctx), address(value))
