@@ -187,7 +187,8 @@ def test_writes_follow_write_default_and_the_extensions(
     assert not access.data(Op.UPDATE).verdict(level).permit  # default-deny-write
     site = find(schema, tree, f"/{NT}:site")
     denied = access.data(Op.DELETE).first_denied(site)
-    assert denied is not None and nodes.path_of(denied).endswith("secret")
+    assert denied is not None
+    assert nodes.path_of(denied).endswith("secret")
 
 
 def test_a_write_rule_on_one_entry_permits_only_that_entry(
