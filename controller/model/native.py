@@ -39,6 +39,7 @@ _FIND_SIBLING_VAL = _bind(
 _FIND_SIBLING_FIRST = _bind("lyd_find_sibling_first", [_P, _P, ctypes.POINTER(_P)], ctypes.c_int)
 _IMPLICIT_TREE = _bind("lyd_new_implicit_tree", [_P, ctypes.c_uint32, _P], ctypes.c_int)
 _DICT_REMOVE = _bind("lydict_remove", [_P, _P], None)
+_CHANGE_TERM = _bind("lyd_change_term", [_P, ctypes.c_char_p], ctypes.c_int)
 _EXPR_ATOMS = _bind(
     "lys_find_expr_atoms", [_P, _P, _P, _P, ctypes.c_uint32, ctypes.POINTER(_P)], ctypes.c_int
 )
@@ -123,3 +124,10 @@ def expression_atoms(ctx_node: Any, module: Any, expr: Any, prefixes: Any) -> li
 def dict_remove(ctx: Any, value: Any) -> None:
     """``lydict_remove``: drop one reference to a string of the context's dictionary."""
     _DICT_REMOVE(address(ctx), address(value))
+
+
+def change_term(node: Any, value: str) -> None:
+    """``lyd_change_term``: set the value of a leaf (raises when libyang refuses it)."""
+    result = int(_CHANGE_TERM(address(node), value.encode()))
+    if result not in (lib.LY_SUCCESS, lib.LY_EEXIST, lib.LY_ENOT):
+        raise ValueError(f"lyd_change_term failed ({result})")
