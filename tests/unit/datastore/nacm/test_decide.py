@@ -206,9 +206,11 @@ def test_a_write_rule_on_one_entry_permits_only_that_entry(
     update = access.data(Op.UPDATE)
     assert update.verdict(find(schema, tree, f"/{NT}:site/device[name='a']/address")).permit
     assert not update.verdict(find(schema, tree, f"/{NT}:site/device[name='b']/address")).permit
-    assert not access.data(Op.DELETE).verdict(
-        find(schema, tree, f"/{NT}:site/device[name='a']/address")
-    ).permit
+    assert (
+        not access.data(Op.DELETE)
+        .verdict(find(schema, tree, f"/{NT}:site/device[name='a']/address"))
+        .permit
+    )
 
 
 def test_key_values_are_compared_canonically(nacm: Nacm, schema: Schema) -> None:
