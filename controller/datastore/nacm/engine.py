@@ -14,6 +14,7 @@ the user named by ``--recovery-user``), or at all when ``enable-nacm`` is false.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from controller.datastore.nacm.decide import (
     notification_verdict,
 )
 from controller.datastore.nacm.policy import DEFAULT, Op, Policy, RuleType, parse_policy
-from controller.datastore.nacm.schema import SchemaMarks, address, compile_path
+from controller.datastore.nacm.schema import SECRETS, SchemaMarks, address, compile_path
 from controller.types import Json
 
 Node = Any  # struct lyd_node *
@@ -137,9 +138,9 @@ class Counters:
 class Nacm:
     """The policy in force and the access of each set of groups under it."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, secrets: Iterable[str] = SECRETS) -> None:
         self._ctx = ctx
-        self._marks = SchemaMarks(ctx)
+        self._marks = SchemaMarks(ctx, secrets)
         self._guard = threading.Lock()
         self.policy: Policy = DEFAULT
         self._users: dict[frozenset[str], UserAccess] = {}

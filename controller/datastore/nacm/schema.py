@@ -11,6 +11,7 @@ of schema node addresses and canonical values, never of path strings.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,9 +27,9 @@ _LYS_DATA = (
     | nodes.lib.LYS_ANYDATA
 )
 
-#: Schema nodes that hold secrets but whose standard modules carry no default-deny-all:
-#: treated as if they did (RFC 7317 6 puts the password hashes of local users in
-#: ``authentication``, whose module only says ``default-deny-write``).
+#: Schema nodes that hold secrets but whose modules carry no default-deny-all: treated as if
+#: they did (RFC 7317 6 puts the password hashes of local users in ``authentication``, whose
+#: module only says ``default-deny-write``). Applications add their own secret leaves.
 SECRETS = ("/ietf-system:system/authentication/user/password",)
 
 
@@ -77,11 +78,11 @@ def _children(snode: Any) -> list[Any]:
 class SchemaMarks:
     """Marks per schema node, computed on first use and kept for the context's lifetime."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, secrets: Iterable[str] = SECRETS) -> None:
         self._ctx = ctx
         self._marks: dict[int, Marks] = {}
         self._below: dict[int, tuple[bool, bool, frozenset[str]]] = {}
-        self._secrets = {address(s) for s in map(self._find, SECRETS) if s is not None}
+        self._secrets = {address(s) for s in map(self._find, secrets) if s is not None}
 
     def _find(self, path: str) -> Any:
         found = nodes.lib.lys_find_path(self._ctx, nodes.ffi.NULL, path.encode(), 0)
