@@ -241,13 +241,14 @@ ALWAYS_PROTECTED = frozenset({("ietf-netconf", "kill-session"), ("ietf-netconf",
 
 def exec_verdict(
     rules: tuple[CompiledRule, ...],
-    snode: Any,
-    marks: SchemaMarks,
+    module: str,
+    name: str,
     policy: Policy,
+    *,
+    deny_all: bool,
 ) -> Verdict:
-    """RFC 8341 3.4.4 steps 3 and 6-12 for a protocol operation (an RPC)."""
-    module = module_of(snode)
-    name = nodes.ffi.string(snode.name).decode()
+    """RFC 8341 3.4.4 steps 3 and 6-12 for a protocol operation ``module:name`` (``deny_all``:
+    its ``rpc`` statement carries ``nacm:default-deny-all``)."""
     if (module, name) == ("ietf-netconf", "close-session"):
         return Verdict(permit=True)  # step 3
     for rule in rules:  # steps 6-8
@@ -257,7 +258,7 @@ def exec_verdict(
             rule.rule_type is RuleType.PROTOCOL_OPERATION and rule.names(name)
         ):
             return Verdict(rule.permit, rule)
-    if marks.of(snode).deny_all or (module, name) in ALWAYS_PROTECTED:  # steps 10-11
+    if deny_all or (module, name) in ALWAYS_PROTECTED:  # steps 10-11
         return Verdict(permit=False)
     return Verdict(policy.exec_default)  # step 12
 

@@ -27,7 +27,14 @@ from controller.datastore.nacm.decide import (
     notification_verdict,
 )
 from controller.datastore.nacm.policy import DEFAULT, Op, Policy, RuleType, parse_policy
-from controller.datastore.nacm.schema import SECRETS, SchemaMarks, address, compile_path
+from controller.datastore.nacm.schema import (
+    SECRETS,
+    SchemaMarks,
+    address,
+    compile_path,
+    module_of,
+)
+from controller.model import nodes
 from controller.types import Json
 
 Node = Any  # struct lyd_node *
@@ -70,7 +77,7 @@ class UserAccess:
         self._marks = marks
         self._rules = compile_rules(ctx, policy, groups) if groups else ()
         self._deciders: dict[Op, DataDecider] = {}
-        self._exec: dict[int, Verdict] = {}
+        self._exec: dict[tuple[str, str], Verdict] = {}
         self._notifications: dict[int, Verdict] = {}
         self._guard = threading.Lock()
 
@@ -87,10 +94,18 @@ class UserAccess:
 
     def operation(self, snode: Any) -> Verdict:
         """RFC 8341 3.4.4: may the user invoke the RPC ``snode``?"""
-        key = address(snode)
+        name = nodes.ffi.string(snode.name).decode()
+        return self.named_operation(module_of(snode), name, snode)
+
+    def named_operation(self, module: str, name: str, snode: Any = None) -> Verdict:
+        """RFC 8341 3.4.4 for a protocol operation known by name (``snode``: its schema node,
+        when the schema has one; the base operations of NETCONF may have none)."""
+        key = (module, name)
         found = self._exec.get(key)
         if found is None:
-            found = self._exec[key] = exec_verdict(self._rules, snode, self._marks, self.policy)
+            deny_all = snode is not None and self._marks.of(snode).deny_all
+            found = exec_verdict(self._rules, module, name, self.policy, deny_all=deny_all)
+            self._exec[key] = found
         return found
 
     def action(self, dnode: Node) -> Verdict:
