@@ -5,15 +5,17 @@ evaluated in order and the first matching rule decides (RFC 8341 3.4.5), so each
 list ends with a rule that denies everything it did not permit. Secrets (password hashes and
 the southbound credentials) are default-deny-all, so only ``admin`` reads them.
 
-| group | may |
-|---|---|
-| admin | everything |
-| operator | read all but secrets; write selection policy, update control, attachments, agent-selection configuration and the forwarder inventory; no users, no NACM |
-| observer | read all but secrets; get, get-config, get-data, get-schema, create-subscription; nothing else |
-| csma | report-service-metrics, advertise-capability, state-transfer-notice |
-| cnma | report-network-metrics, advertise-forwarding-view |
-| gateway | submit-descriptor, step-boundary, evaluate, invalidation-notice, accounting-feedback, close-session; NETCONF get; read agent-selection sessions |
-| client | select-service, report-session-feedback (the clients, ingress forwarders and SCIs that ask the C-PS) |
+- admin: everything.
+- operator: read all but secrets; write the selection policy, update control, attachments,
+  the agent-selection configuration and the forwarder inventory; no users, no NACM.
+- observer: read all but secrets; get, get-config, get-data, get-schema and
+  create-subscription; nothing else.
+- csma: report-service-metrics, advertise-capability, state-transfer-notice.
+- cnma: report-network-metrics, advertise-forwarding-view.
+- gateway: submit-descriptor, step-boundary, evaluate, invalidation-notice,
+  accounting-feedback, close-session; NETCONF get; read the agent-selection sessions.
+- client: select-service, report-session-feedback (the clients, ingress forwarders and SCIs
+  that ask the C-PS).
 """
 
 from __future__ import annotations
