@@ -17,8 +17,9 @@ from controller.auth import hash_password
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
 from controller.datastore.core import Core
 from controller.model import Encoding
+from controller.types import DataPath
 
-AUTH_PATH = "/ietf-system:system/authentication"
+AUTH_PATH = DataPath("/ietf-system:system/authentication")
 _CRYPT = re.compile(r"\$[0-9a-z]+(\$[^$\s]+)+")
 
 

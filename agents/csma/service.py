@@ -38,11 +38,11 @@ from controller.datastore.api import (
 )
 from controller.model import Encoding
 from controller.server import Host, Hosted, Installer
-from controller.types import CsciId, Json
+from controller.types import CsciId, DataPath, Json
 
 LOG = logging.getLogger("agents.csma")
-AUTH_PATH = "/ietf-system:system/authentication"
-STATE_PATH = f"/{stateview.MODULE}:agent-selection"
+AUTH_PATH = DataPath("/ietf-system:system/authentication")
+STATE_PATH = DataPath(f"/{stateview.MODULE}:agent-selection")
 SWEEP_S = 0.2
 
 

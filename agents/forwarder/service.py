@@ -37,7 +37,7 @@ from controller.datastore.api import (
 )
 from controller.model import Encoding
 from controller.server import Host, Hosted, Installer
-from controller.types import CommitmentId, CsId, ForwarderId, Json
+from controller.types import CommitmentId, CsId, DataPath, ForwarderId, Json
 
 LOG = logging.getLogger("agents.forwarder")
 SWEEP_S = 0.05
@@ -121,7 +121,7 @@ class ForwarderService:
 
     # -- configuration ---------------------------------------------------------------------
 
-    def _read(self, path: str) -> Json | None:
+    def _read(self, path: DataPath) -> Json | None:
         result = self._host.core().read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM)
         if result.document is None:
             return None

@@ -29,9 +29,9 @@ from controller.selection.mapping import (
 )
 from controller.selection.mapping.vocabulary import Dimension, ThresholdAction
 from controller.southbound import Credentials, Target
-from controller.types import CsciId, CsId, Json, RegionId, TenantId, TierName
+from controller.types import CsciId, CsId, DataPath, Json, RegionId, TenantId, TierName
 
-ROOT = f"/{MODULE}:agent-selection"
+ROOT = DataPath(f"/{MODULE}:agent-selection")
 _DIMENSIONS = {d.value: d for d in Dimension}
 
 

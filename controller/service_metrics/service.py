@@ -62,12 +62,12 @@ from controller.service_metrics.sessions import (
 )
 from controller.service_metrics.softstate import Applying, Effects
 from controller.service_metrics.sweeper import Sweeper
-from controller.types import CsciId, CsId, ForwarderId, Json, SessionId
+from controller.types import CsciId, CsId, DataPath, ForwarderId, Json, SchemaPath, SessionId
 
-CST = f"/{MODULE}:computing-service-table"
-NST = f"/{MODULE}:network-service-table"
-DECISIONS = f"/{MODULE}:selection-decisions"
-SENDERS = f"/{MODULE}:report-senders"
+CST = DataPath(f"/{MODULE}:computing-service-table")
+NST = DataPath(f"/{MODULE}:network-service-table")
+DECISIONS = DataPath(f"/{MODULE}:selection-decisions")
+SENDERS = DataPath(f"/{MODULE}:report-senders")
 LOG = logging.getLogger("catsctl.cps")
 _CONFIG = ("selection-policy", "update-control", "csci-attachments", "plausibility")
 
@@ -102,7 +102,7 @@ class RunningConfig:
 
     @staticmethod
     def _read(core: ServerCore, name: str) -> Json:
-        path = f"/{MODULE}:{name}"
+        path = DataPath(f"/{MODULE}:{name}")
         document = core.read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM).document
         loaded: Any = json.loads(document) if document else {}
         found = loaded.get(f"{MODULE}:{name}", {}) if isinstance(loaded, dict) else {}
@@ -512,9 +512,9 @@ def register(registrations: Registrations, service: ServiceMetrics) -> None:
     (:mod:`.identifiers`); report inputs use its flat ``items_as_text``, the hot path.
     """
     rpcs, state = registrations.rpcs, registrations.state
-    rpcs[f"/{MODULE}:report-service-metrics"] = service.report_service_metrics
-    rpcs[f"/{MODULE}:report-network-metrics"] = service.report_network_metrics
-    rpcs[f"/{MODULE}:select-service"] = _rpc(service.select_service)
+    rpcs[SchemaPath(f"/{MODULE}:report-service-metrics")] = service.report_service_metrics
+    rpcs[SchemaPath(f"/{MODULE}:report-network-metrics")] = service.report_network_metrics
+    rpcs[SchemaPath(f"/{MODULE}:select-service")] = _rpc(service.select_service)
     rpcs[plausibility.FEEDBACK] = _rpc(service.report_session_feedback)
     state[sessions.AFFINED] = _state(service.affined_sessions_state)
     state[CST] = _state(service.cst_state)

@@ -21,10 +21,10 @@ from controller.selection.joint import Outcome, ResultKind
 from controller.selection.units import Timestamp
 from controller.service_metrics.policy import MODULE
 from controller.service_metrics.render import date_and_time
-from controller.types import CsciId, CsId, ForwarderId, Json, SessionId
+from controller.types import CsciId, CsId, DataPath, ForwarderId, Json, SessionId
 
 EntryKey = tuple[CsId, CsciId]
-AFFINED = f"/{MODULE}:affined-sessions"
+AFFINED = DataPath(f"/{MODULE}:affined-sessions")
 
 
 class Action(StrEnum):

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.auth import hash_password
+from controller.types import DataPath
 from tools.bench import common
 from tools.bench.common import PASSWORD, USER, Figure
 
@@ -463,7 +464,7 @@ def server_core() -> Iterator[tuple[Callable[[str], Invoke], Published]]:
     try:
         with Core(schema, None, registrations) as core:
             holder.append(core)
-            seed = api.Edit(api.EditOperation.REPLACE, "/", json.dumps(seed_document()))
+            seed = api.Edit(api.EditOperation.REPLACE, DataPath("/"), json.dumps(seed_document()))
             core.edit(api.DatastoreName.RUNNING, [seed], api.SYSTEM)
             service.start()
 
@@ -472,7 +473,8 @@ def server_core() -> Iterator[tuple[Callable[[str], Invoke], Published]]:
 
                 def invoke(name: str, members: Members) -> dict[str, Any]:
                     document = json.dumps({f"{MODULE}:input": members})
-                    text = core.invoke(f"/{MODULE}:{name}", document, Encoding.JSON, principal)
+                    path = DataPath(f"/{MODULE}:{name}")
+                    text = core.invoke(path, document, Encoding.JSON, principal)
                     found: dict[str, Any] = json.loads(text)[f"{MODULE}:output"]
                     return found
 
