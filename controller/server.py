@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,18 +21,19 @@ from types import TracebackType
 from typing import Protocol
 
 from controller.auth import LocalUsers
+from controller.auth.policy import read_only_rule_list
 from controller.datastore.api import (
     SYSTEM,
-    Access,
-    AccessCheck,
     DatastoreName,
     Edit,
     EditOperation,
-    Principal,
+    InsertWhere,
+    ReadRequest,
     Registrations,
     Revision,
 )
-from controller.datastore.core import Core, permit_all
+from controller.datastore.core import Core
+from controller.datastore.nacm import NACM_PATH
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
@@ -67,24 +68,7 @@ class ServeSettings:
     plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
     netconf: NetconfSettings = field(default_factory=NetconfSettings)
     read_only_groups: tuple[str, ...] = field(default=(), kw_only=True)
-
-
-_WRITES = (Access.CREATE, Access.UPDATE, Access.DELETE)
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOnlyGroups:
-    """The access check of ``--read-only-group``: members of these groups may not write.
-
-    The smallest real use of the core's AccessCheck seam until NACM (RFC 8341) rules are
-    served: reads and ``exec`` stay allowed to everyone.
-    """
-
-    groups: frozenset[str]
-
-    def __call__(self, principal: Principal, access: Access, path: DataPath) -> bool:
-        del path
-        return access not in _WRITES or self.groups.isdisjoint(principal.groups)
+    recovery_user: str | None = field(default=None, kw_only=True)  # RFC 8341 3.2
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -160,6 +144,20 @@ def is_new_state_dir(state_dir: Path) -> bool:
     return not state_dir.is_dir() or not any(state_dir.iterdir())
 
 
+def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
+    """``--read-only-group``: put the rule-list that denies every write to each group first in
+    running's NACM rule-lists, when it is not there yet (logged when added)."""
+    for group in groups:
+        rule_list = read_only_rule_list(group)
+        path = DataPath(f"{NACM_PATH}/rule-list[name='{rule_list['name']}']")
+        if core.read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM).document:
+            continue
+        document = json.dumps({"ietf-netconf-acm:rule-list": [rule_list]})
+        edit = Edit(EditOperation.CREATE, path, document, Encoding.JSON, where=InsertWhere.FIRST)
+        core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
+
+
 def seed_running(core: Core, init_data: Path) -> Revision:
     """Replace running with the ``--init-data`` document (JSON, or XML by its suffix)."""
     encoding = Encoding.XML if init_data.suffix.lower() == ".xml" else Encoding.JSON
@@ -192,24 +190,22 @@ class Application:
         )
         try:
             apply_plugins(settings.plugins, registrations)
-            access: AccessCheck = permit_all
-            if settings.read_only_groups:
-                access = ReadOnlyGroups(frozenset(settings.read_only_groups))
-            self.core = Core(self.schema, settings.state_dir, registrations, access)
+            self.core = Core(self.schema, settings.state_dir, registrations)
         except BaseException:
             self.schema.close()
             raise
         if fresh and settings.init_data is not None:
             seed_running(self.core, settings.init_data)
+        ensure_read_only_groups(self.core, settings.read_only_groups)
         resolver = PathResolver(self.schema.context)
         started = datetime.now(UTC)
         info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
-        self.users = users = LocalUsers(self.core)
+        self.users = users = LocalUsers(self.core, settings.recovery_user)
         authenticator = Authenticator(users.check_password)
         app = create_app(
             Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
             authenticator.authenticate,
-            users.groups,
+            users.principal,
             max_body_size=listen.max_body_size,
         )
         self.server = RestconfServer(app, listen)

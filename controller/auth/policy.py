@@ -131,3 +131,13 @@ def default_policy(members: Mapping[str, Sequence[str]]) -> Json:
             "rule-list": rule_lists(),
         }
     }
+
+
+def read_only_rule_list(group: str) -> Json:
+    """The rule-list of ``catsctl serve --read-only-group GROUP``: members of the group may
+    not create, update or delete anything (reads and operations stay as the rest allows)."""
+    return {
+        "name": f"read-only-{group}",
+        "group": [group],
+        "rule": [_rule("no-writes", "deny", access=WRITE)],
+    }

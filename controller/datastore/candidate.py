@@ -63,12 +63,7 @@ class Candidate:
         del session
         fresh = self.store is None
         store = self._fork()
-        applier = Applier(
-            store.ctx,
-            store.tree,
-            lambda a, p: self._core.check(principal, a, p),
-            per_node=self._core.per_node,
-        )
+        applier = Applier(store.ctx, store.tree, self._core.guard(principal))
         try:
             for edit in edits:
                 applier.apply(edit)

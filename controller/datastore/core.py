@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from controller.datastore import access as access_checks
-from controller.datastore import changes, datapath, operational, reads, rpc
+from controller.datastore import changes, operational, reads, rpc
+from controller.datastore.access import Guard
 from controller.datastore.api import (
     SYSTEM,
-    Access,
-    AccessCheck,
     Change,
     Content,
     DatastoreName,
@@ -35,12 +33,15 @@ from controller.datastore.api import (
     StreamInfo,
     Subscription,
 )
-from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
+from controller.datastore.authorization import AccountsWatcher, Authorization
+from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus, Subscriber
 from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.locks import Locks
+from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
+from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
@@ -55,12 +56,6 @@ YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
-def permit_all(principal: Principal, access: Access, path: DataPath) -> bool:
-    """The default access check: everything is allowed (NACM plugs in here later)."""
-    del principal, access, path
-    return True
-
-
 @dataclass(frozen=True, slots=True)
 class CoreSettings:
     """Tunables of the core."""
@@ -70,6 +65,7 @@ class CoreSettings:
     incremental: bool = True  # entry-local validation with indexes (else always full)
     streams: tuple[str, ...] = ()
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
+    hash_password: Callable[[str], str] | None = None  # for $0$ passwords; None: SHA-512 crypt
 
 
 class Core:
@@ -80,15 +76,16 @@ class Core:
         schema: Schema,
         state_dir: Path | None,
         registrations: Registrations | None = None,
-        access: AccessCheck = permit_all,
         settings: CoreSettings | None = None,
     ) -> None:
         self.schema = schema
         self.ctx = schema.context.cdata
         self.settings = settings or CoreSettings()
         self.registrations = registrations or Registrations()
-        self._access = access
-        self.per_node = access is not permit_all  # per-node checks cost nothing when all pass
+        secret_leaves = sorted(self.registrations.secrets)
+        self.authorization = Authorization(self.ctx, secret_leaves)
+        leaves = {**BUILT_IN, **dict.fromkeys(secret_leaves, SecretKind.ENCRYPT)}
+        self.secrets = Secrets(load_key(state_dir), leaves, self.settings.hash_password)
         self._lock = threading.RLock()
         self._locks = Locks()
         self._operations: dict[DataPath, rpc.Operation] = {}  # RPCs, resolved once
@@ -97,6 +94,7 @@ class Core:
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
         library = yang_library(module_records(schema), DATASTORES)
         self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
+        self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder = state_dir
         self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
@@ -111,6 +109,8 @@ class Core:
             if not self.startup.load():
                 self.startup.replace_tree(self.running.copy_tree())
             self.validator.rebuild(self.running)
+            self.authorization.reload(self.running.first[0])
+        self.authorization.watch_accounts(self._end_streams_of_deleted)
 
     def _validator(self) -> Validator:
         if self.settings.incremental:
@@ -132,6 +132,7 @@ class Core:
             self.running.close()
             self.startup.close()
             self._contexts.close()
+        self.secrets.close()
 
     def __enter__(self) -> Core:
         return self
@@ -141,21 +142,35 @@ class Core:
 
     # ------------------------------------------------------------------ access
 
-    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
-        """The access-check seam: ``access-denied`` unless the check allows it."""
-        if not self._access(principal, access, path):
-            raise refuse(
-                "access-denied",
-                f"{principal.user} may not {access} {path}",
-                path,
-                error_type=ErrorType.PROTOCOL,
-            )
+    @property
+    def per_node(self) -> bool:
+        """Whether NACM is enforced now (``enable-nacm``): per-node checks cost nothing when
+        it is not."""
+        return self.authorization.nacm.policy.enable_nacm
 
-    def _readable(self, principal: Principal) -> access_checks.Allowed | None:
-        """The per-node read filter of a principal (None: everything is readable)."""
-        if not self.per_node:
-            return None
-        return lambda access, path: self._access(principal, access, path)
+    def guard(self, principal: Principal) -> Guard:
+        """The access guard of a transaction run by ``principal`` (RFC 8341 3.4.5)."""
+        return self.authorization.guard(principal)
+
+    def authorize(self, principal: Principal, module: str, name: str) -> None:
+        """RFC 8341 3.4.4 for a protocol operation a northbound serves itself: ``access-denied``
+        unless ``principal`` may invoke ``module:name``."""
+        self.authorization.named_operation(principal, module, name)
+
+    def watch_accounts(self, watcher: AccountsWatcher) -> None:
+        """Call ``watcher`` with the remaining user names after every change of the users or
+        of NACM (a northbound ends the sessions of users who are gone)."""
+        self.authorization.watch_accounts(watcher)
+
+    def _end_streams_of_deleted(self, users: frozenset[str]) -> None:
+        ended = self.bus.close_owned(lambda owner: owner in users or owner == SYSTEM.user)
+        if ended:
+            LOG.info("nacm: ended %d event stream(s) of deleted users", ended)
+
+    def reveal(self, secret: str) -> str:
+        """The clear text of a stored secret (southbound credentials), for the server's own
+        use; never for a reply."""
+        return self.secrets.reveal(secret)
 
     def validation_stats(self) -> ValidationStats:
         """How many running transactions were validated locally and in full."""
@@ -174,8 +189,9 @@ class Core:
         return self.running
 
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
-        """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2)."""
-        self.check(principal, Access.READ, request.path or datapath.ROOT)
+        """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2). What the principal may
+        not read is left out silently (RFC 8341 3.4.5): a target it may not read reads as
+        absent."""
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -183,11 +199,11 @@ class Core:
             revision = store.revisions.of(request.path)
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
-            readable = self._readable(principal)
-            if readable is None:
+            user = self.authorization.user(principal)
+            if user is None:
                 document = reads.render(self.ctx, store.first[0], request)
             else:
-                tree = access_checks.filtered_copy(self.ctx, store.first[0], request.path, readable)
+                tree = self.authorization.filtered_copy(user, store.first[0], request.path)
                 try:
                     document = reads.render(self.ctx, tree, request)
                 finally:
@@ -205,9 +221,9 @@ class Core:
                     if YANG_LIBRARY in origins:
                         origins[YANG_LIBRARY] = operational.SYSTEM
                     operational.annotate_origin(self.ctx, tree, request, origins)
-                readable = self._readable(principal)
-                if readable is not None and tree[0]:
-                    tree[0] = access_checks.filter_read(tree[0], readable)
+                user = self.authorization.user(principal)
+                if user is not None:
+                    tree[0] = self.authorization.prune(user, tree[0])
                 document = reads.render(self.ctx, tree[0], request)
             finally:
                 nodes.free_all(tree[0])
@@ -238,6 +254,9 @@ class Core:
     ) -> Revision:
         """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
         self._locks.check(datastore, session)
+        if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
+            with self._contexts.borrow() as ctx:
+                edits = self.secrets.prepare(ctx, edits)
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
@@ -248,12 +267,7 @@ class Core:
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock)."""
         store = self.store(txn.datastore)
-        applier = Applier(
-            self.ctx,
-            store.tree,
-            lambda a, p: self.check(txn.principal, a, p),
-            per_node=self.per_node,
-        )
+        applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
         running = store is self.running
         try:
             for edit in txn.edits:
@@ -305,6 +319,7 @@ class Core:
         revision = store.revisions.record(changed, whole)
         if running:
             store.compact_if_due(self.settings.compact_minimum)
+            self.authorization.after_commit(store.first[0], changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied
@@ -372,7 +387,7 @@ class Core:
         validate in parallel.
         """
         operation = self._operation(path)
-        self.check(principal, Access.EXEC, path)
+        self.authorization.operation(principal, operation)  # RFC 8341 3.4.4, before the input
         if operation.input_reads_running:
             members = self._input(self.ctx, operation, input_document, encoding)
         else:
@@ -505,11 +520,19 @@ class Core:
         start_time: datetime | None = None,
         stop_time: datetime | None = None,
         xpath_filter: str | None = None,
+        principal: Principal = SYSTEM,
     ) -> Subscription:
-        """Subscribe to a stream, replaying the bounded log from ``start_time``."""
+        """Subscribe to a stream, replaying the bounded log from ``start_time``; only the
+        events ``principal`` may receive are delivered (RFC 8341 3.4.6)."""
         with self._lock:
             return self.bus.subscribe(
-                stream, start_time=start_time, stop_time=stop_time, xpath_filter=xpath_filter
+                stream,
+                start_time=start_time,
+                stop_time=stop_time,
+                xpath_filter=xpath_filter,
+                subscriber=None
+                if principal == SYSTEM
+                else Subscriber(principal.user, self.authorization.admit(principal)),
             )
 
     def streams(self) -> tuple[StreamInfo, ...]:
@@ -541,4 +564,4 @@ class _TestOnlyError(Exception):
     """Unwinds a test-only transaction after validation, into its rollback."""
 
 
-__all__ = ["SYSTEM", "Core", "CoreSettings", "permit_all"]
+__all__ = ["SYSTEM", "Core", "CoreSettings"]

@@ -34,6 +34,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from passlib.hash import sha512_crypt
 
 from controller.datastore import datapath
 from controller.datastore.api import Edit
@@ -81,6 +82,11 @@ def load_key(state_dir: Path | None) -> bytes:
     return key
 
 
+def _sha512_crypt(password: str) -> str:
+    """RFC 7317 ``crypt-hash`` ``$6$`` (SHA-512 crypt, passlib's default rounds)."""
+    return str(sha512_crypt.hash(password))
+
+
 class Secrets:
     """The secret leaves of a schema and how their values are kept."""
 
@@ -88,13 +94,13 @@ class Secrets:
         self,
         key: bytes,
         leaves: Mapping[SchemaPath, SecretKind],
-        hash_password: Callable[[str], str],
+        hash_password: Callable[[str], str] | None = None,
         *,
         workers: int = 2,
     ) -> None:
         self._aead = AESGCM(key)
         self._leaves = dict(leaves)
-        self._hash = hash_password
+        self._hash = hash_password or _sha512_crypt
         self._names = {path.rsplit("/", 1)[-1].split(":")[-1] for path in self._leaves}
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="secrets")
 

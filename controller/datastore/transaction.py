@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.datastore import access, bulk, datapath
+from controller.datastore.access import Guard
 from controller.datastore.api import (
     Access,
     DatastoreName,
@@ -33,9 +33,6 @@ from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
 from controller.types import DataPath
-
-#: Raises when the principal may not do an access on a path (the core's access check).
-Guard = Callable[[Access, DataPath], None]
 
 _CREATING = (EditOperation.CREATE, EditOperation.INSERT)
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
@@ -81,13 +78,12 @@ def unwrap_root(text: str, encoding: Encoding) -> str:
 class Applier:
     """Applies edits to a store's tree (its top-level nodes through the tree's key index)."""
 
-    def __init__(self, ctx: Any, tree: Tree, guard: Guard, *, per_node: bool = False) -> None:
+    def __init__(self, ctx: Any, tree: Tree, guard: Guard) -> None:
         self.ctx = ctx
         self.tree = tree
         self.first = tree.first
         self.undo = UndoLog(ctx, tree)
-        self.guard = guard
-        self.per_node = per_node  # also ask the guard about every node changed (RFC 8341 3.4.5)
+        self.guard = guard  # asked about every node changed (RFC 8341 3.4.5)
         self.applied: list[Applied] = []
         self._pending: Node = None
 
@@ -144,9 +140,7 @@ class Applier:
                 raise refuse("data-missing", "the node does not exist", edit.path)
             return
         path = nodes.path_of(existing)
-        self.guard(Access.DELETE, path)
-        if self.per_node:
-            access.check_changes(access.changes(None, existing, replace=True), self.guard)
+        self.guard.changes(access.changes(None, existing, replace=True))
         record = UndoRecord(UndoKind.RESTORE, path, None, next_sibling_path(existing))
         self.tree.unlink(existing)
         record.saved = existing  # the unlinked subtree itself is the undo copy
@@ -167,22 +161,18 @@ class Applier:
     def _write_parsed(self, edit: Edit, existing: Node | None, top: Node, value: Node) -> None:
         if existing is None:
             path = nodes.path_of(value)
-            self.guard(Access.CREATE, path)
             created = self._first_missing(path)
-            if self.per_node:
-                new = nodes.find(self.ctx, top, created)
-                access.check_changes(access.changes(new, None, replace=False), self.guard)
+            if self.guard.active:
+                self.guard.subtree(Access.CREATE, nodes.find(self.ctx, top, created))
             self._merge(top)
             self.undo.add(UndoRecord(UndoKind.REMOVE, created))
             self._position(edit, path)
             self.applied.append(Applied(path, Access.CREATE, (path,), created_from=created))
             return
         path = nodes.path_of(existing)
-        self.guard(Access.UPDATE, path)
-        if self.per_node:
+        if self.guard.active:
             replace = edit.operation is EditOperation.REPLACE
-            found = access.changes(value, existing, replace=replace)
-            access.check_changes(found, self.guard)
+            self.guard.changes(access.changes(value, existing, replace=replace))
         old = nodes.dup(existing)
         before = next_sibling_path(existing)
         self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, before))
@@ -218,7 +208,7 @@ class Applier:
         if not nodes.is_user_ordered(existing):
             raise refuse("bad-attribute", "only ordered-by user entries move", edit.path)
         path = nodes.path_of(existing)
-        self.guard(Access.UPDATE, path)
+        self.guard.node(Access.UPDATE, existing)  # the order of the list changes
         self.undo.add(UndoRecord(UndoKind.MOVE, path, None, next_sibling_path(existing)))
         self._position(edit, path, default=InsertWhere.LAST)
         self.applied.append(Applied(path, Access.UPDATE, (datapath.parent(path),)))
@@ -260,20 +250,18 @@ class Applier:
         """Per-node checks of a replace (``top``) or delete (None) of the whole datastore."""
         try:
             found = access.sibling_changes(top, None, replace=True, old_first=self.first[0])
-            access.check_changes(found, self.guard)
+            self.guard.changes(found)
         except CatsError:
             nodes.free_all(top)
             raise
 
     def _apply_root(self, edit: Edit) -> None:
         if edit.operation in _REMOVING or edit.operation is EditOperation.REPLACE:
-            needed = Access.DELETE if edit.operation in _REMOVING else Access.UPDATE
-            self.guard(needed, datapath.ROOT)
             top = None
             if edit.operation is EditOperation.REPLACE:
                 text = unwrap_root(edit.value or "{}", edit.encoding)
                 top = bulk.parse_document(self.ctx, text, edit.encoding)
-            if self.per_node:
+            if self.guard.active:
                 self._check_root(top)
             old = self.tree.replace(top if top is not None else nodes.ffi.NULL)
             self.undo.add(UndoRecord(UndoKind.ROOT, datapath.ROOT, old))

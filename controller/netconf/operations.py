@@ -106,11 +106,19 @@ class Operations:
             "cancel-commit": self._cancel_commit,
         }
         self._handlers = {f"{{{BASE_NS}}}{name}": handler for name, handler in base.items()}
+        self._names = {f"{{{BASE_NS}}}{name}": ("ietf-netconf", name) for name in base}
         self._handlers[f"{{{NMDA_NS}}}get-data"] = self._nmda.get_data
         self._handlers[f"{{{NMDA_NS}}}edit-data"] = self._nmda.edit_data
         self._handlers[f"{{{MONITORING_NS}}}get-schema"] = self._get_schema
         self._handlers[f"{{{NOTIFICATION_NS}}}create-subscription"] = self._create_subscription
-        self._handlers[f"{{{YANG_NS}}}action"] = self._action
+        self._handlers[f"{{{YANG_NS}}}action"] = self._action  # checked by the core
+        self._names[f"{{{NMDA_NS}}}get-data"] = ("ietf-netconf-nmda", "get-data")
+        self._names[f"{{{NMDA_NS}}}edit-data"] = ("ietf-netconf-nmda", "edit-data")
+        self._names[f"{{{MONITORING_NS}}}get-schema"] = ("ietf-netconf-monitoring", "get-schema")
+        self._names[f"{{{NOTIFICATION_NS}}}create-subscription"] = (
+            "notifications",
+            "create-subscription",
+        )
 
     def dispatch(self, caller: Caller, operation: Element) -> Outcome:
         """Run one operation.
@@ -120,6 +128,9 @@ class Operations:
         """
         handler = self._handlers.get(operation.tag)
         if handler is not None:
+            name = self._names.get(operation.tag)
+            if name is not None:  # RFC 8341 3.4.4; modelled RPCs and actions: in the core
+                self._core.authorize(caller.principal, *name)
             return handler(caller, operation)
         return self._modelled(caller, operation)
 

@@ -49,8 +49,8 @@ class Credentials(Protocol):
     def check_key(self, user: str, algorithm: str, key_data: str) -> bool:
         """Whether the key (algorithm, base64 data) is one of the user's authorized keys."""
 
-    def groups(self, user: str) -> tuple[str, ...]:
-        """The NACM groups of a user."""
+    def principal(self, user: str, transport: str, source: str) -> Principal:
+        """The principal an authenticated user's session runs as."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +214,7 @@ class NetconfServer:
                 return
             assert server.user is not None
             assert server.channel is not None
-            principal = Principal(server.user, self._credentials.groups(server.user))
+            principal = self._credentials.principal(server.user, "netconf", peer)
             NetconfSession(self._env, server.channel, principal, peer).run()
         except (paramiko.SSHException, OSError, EOFError) as exc:
             LOG.debug("connection from %s ended: %s", peer, exc)

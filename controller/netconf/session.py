@@ -221,6 +221,7 @@ class NetconfSession:
             start_time=request.start_time,
             stop_time=request.stop_time,
             xpath_filter=self._env.resolve_xpath(xpath) if xpath else None,
+            principal=self._principal,
         )
         self._pending = (subscription, request)
 

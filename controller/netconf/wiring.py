@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from controller.netconf.sessions import Registry
 from controller.types import DataPath
 
 #: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
+LOG = logging.getLogger("catsctl.netconf")
 NETCONF_MODULES: tuple[str, ...] = ("ietf-netconf", "ietf-netconf-monitoring", "ietf-netconf-nmda")
 NETCONF_FEATURES: dict[str, tuple[str, ...]] = {
     "ietf-netconf": (
@@ -89,6 +92,20 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         if info is not None:
             info.kill(killed_by)
 
+    def end_deleted(users: frozenset[str]) -> None:
+        """A deleted user's sessions end at once (RFC 8341: what it may do ends with it)."""
+        gone = [info for info in registry.sessions() if info.user not in users]
+        for info in gone:
+            LOG.info("netconf: session %d of deleted user %s ended", info.session_id, info.user)
+
+        def kill_all() -> None:
+            for info in gone:
+                info.kill(0)
+
+        if gone:  # not under the core lock the caller holds
+            threading.Thread(target=kill_all, daemon=True, name="end-deleted").start()
+
+    core.watch_accounts(end_deleted)
     operations = Operations(core, resolver, registry, confirmed, sources, kill)
     revision, content_id = _library(core)
     served = capabilities(revision, content_id)

@@ -250,6 +250,7 @@ class Restconf:
             start_time=params.start_time,
             stop_time=params.stop_time,
             xpath_filter=params.xpath_filter,
+            principal=request.principal,
         )
         headers = (
             ("Content-Type", MediaType.EVENT_STREAM.value),

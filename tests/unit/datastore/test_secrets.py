@@ -21,7 +21,7 @@ from controller.datastore.secrets import (
 )
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
-from controller.types import SchemaPath
+from controller.types import DataPath, SchemaPath
 
 FORWARDER_PASSWORD = SchemaPath("/ietf-cats-steering:forwarders/forwarder/password")
 USERS = "/ietf-system:system/authentication"
@@ -55,7 +55,7 @@ def test_the_key_file_is_private_and_reused(tmp_path: Path) -> None:
 
 def test_a_clear_text_login_password_is_hashed(secrets: Secrets, schema: Schema) -> None:
     document = {"ietf-system:authentication": {"user": [{"name": "u", "password": "$0$s3cret"}]}}
-    edit = Edit(EditOperation.MERGE, USERS, json.dumps(document))
+    edit = Edit(EditOperation.MERGE, DataPath(USERS), json.dumps(document))
     (prepared,) = secrets.prepare(schema.context.cdata, [edit])
     assert "s3cret" not in (prepared.value or "")
     stored = json.loads(prepared.value or "")["ietf-system:authentication"]["user"][0]["password"]
@@ -66,20 +66,20 @@ def test_a_clear_text_login_password_is_hashed(secrets: Secrets, schema: Schema)
 def test_a_hash_is_stored_as_given(secrets: Secrets, schema: Schema) -> None:
     hashed = fast_hash("x")
     document = {"ietf-system:user": [{"name": "u", "password": hashed}]}
-    edit = Edit(EditOperation.MERGE, f"{USERS}/user[name='u']", json.dumps(document))
+    edit = Edit(EditOperation.MERGE, DataPath(f"{USERS}/user[name='u']"), json.dumps(document))
     assert secrets.prepare(schema.context.cdata, [edit]) == [edit]
 
 
 def test_a_southbound_password_is_encrypted_and_revealed(secrets: Secrets, schema: Schema) -> None:
     forwarder = {"name": "f1", "address": "127.0.0.1", "username": "cps", "password": "pw"}
     document = {"ietf-cats-steering:forwarders": {"forwarder": [forwarder]}}
-    edit = Edit(EditOperation.MERGE, "/", json.dumps(document))
+    edit = Edit(EditOperation.MERGE, DataPath("/"), json.dumps(document))
     (prepared,) = secrets.prepare(schema.context.cdata, [edit])
     stored = json.loads(prepared.value or "")["ietf-cats-steering:forwarders"]["forwarder"][0]
     assert stored["password"].startswith(ENCRYPTED)
     assert secrets.reveal(stored["password"]) == "pw"
     # stored again as read back: kept, not encrypted twice
-    again = Edit(EditOperation.MERGE, "/", prepared.value)
+    again = Edit(EditOperation.MERGE, DataPath("/"), prepared.value)
     assert secrets.prepare(schema.context.cdata, [again]) == [again]
 
 
@@ -89,7 +89,7 @@ def test_xml_edits_are_rewritten_too(secrets: Secrets, schema: Schema) -> None:
         "<forwarder><name>f1</name><address>127.0.0.1</address><username>cps</username>"
         "<password>pw</password></forwarder></forwarders>"
     )
-    edit = Edit(EditOperation.MERGE, "/", xml, Encoding.XML)
+    edit = Edit(EditOperation.MERGE, DataPath("/"), xml, Encoding.XML)
     (prepared,) = secrets.prepare(schema.context.cdata, [edit])
     assert "<password>pw</password>" not in (prepared.value or "")
     assert ENCRYPTED in (prepared.value or "")
@@ -109,6 +109,6 @@ def test_a_value_encrypted_with_another_key_is_refused(
     document = {"ietf-cats-steering:forwarders": {"forwarder": [forwarder]}}
     with pytest.raises(CatsError) as caught:
         secrets.prepare(
-            schema.context.cdata, [Edit(EditOperation.MERGE, "/", json.dumps(document))]
+            schema.context.cdata, [Edit(EditOperation.MERGE, DataPath("/"), json.dumps(document))]
         )
     assert caught.value.items[0].tag == "invalid-value"
