@@ -58,6 +58,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         tuple(args.plugin),
         netconf,
         read_only_groups=tuple(args.read_only_group),
+        recovery_user=args.recovery_user,
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -222,8 +223,17 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=[],
         metavar="GROUP",
         help=(
-            "members of the NACM group GROUP (ietf-netconf-acm:nacm/groups) may read and "
-            "invoke but not write: their edits get access-denied (repeatable)"
+            "put a NACM rule-list 'read-only-GROUP' first in running (when it is not there "
+            "yet): members of the group GROUP may read and invoke but not write (RFC 8341; "
+            "repeatable)"
+        ),
+    )
+    serve.add_argument(
+        "--recovery-user",
+        metavar="USER",
+        help=(
+            "the local user whose sessions bypass access control (an RFC 8341 recovery "
+            "session, for a policy that locks everybody out); each such session is logged"
         ),
     )
     serve.add_argument("-v", "--verbose", action="store_true")

@@ -117,6 +117,15 @@ def with_admin_policy(document: dict[str, object]) -> dict[str, object]:
     return {**document, **default_policy({"admin": [ADMIN[0]]})}
 
 
+def admin_policy(**groups: list[str]) -> dict[str, Any]:
+    """The shipped NACM policy with the test admin as administrator and the extra
+    ``groups`` (name: members, with no rule-list of their own unless a test adds one)."""
+    policy: dict[str, Any] = default_policy({"admin": [ADMIN[0]]})
+    nacm = policy["ietf-netconf-acm:nacm"]
+    nacm["groups"]["group"] += [{"name": n, "user-name": m} for n, m in groups.items()]
+    return policy
+
+
 def write_init(folder: Path, document: dict[str, object]) -> Path:
     """Write an --init-data file (JSON), with the admin policy of :func:`with_admin_policy`."""
     path = folder / "init.json"
