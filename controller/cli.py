@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import logging
 import sys
 from collections.abc import Sequence
@@ -243,6 +244,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``catsctl`` console script."""
     args = build_parser().parse_args(argv)
+    os.umask(0o077)  # state files, host keys, journals and logs: readable by their owner only
     try:
         code: int = args.handler(args)
     except CatsError as exc:

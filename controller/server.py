@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,16 @@ class Composed:
             part.close()
 
 
+def private_state_dir(state_dir: Path) -> None:
+    """Create the state directory readable by its owner only (0700), or make an existing one
+    so: it holds the datastores, host keys and the secrets' key."""
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(state_dir.stat().st_mode)
+    if mode & 0o077:
+        state_dir.chmod(0o700)
+        LOG.warning("state directory %s was mode %o; now 0700", state_dir, mode)
+
+
 def is_new_state_dir(state_dir: Path) -> bool:
     """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
     return not state_dir.is_dir() or not any(state_dir.iterdir())
@@ -185,6 +196,7 @@ class Application:
             self._netconf_state
         )
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
+        private_state_dir(settings.state_dir)
         self.hosted = installer(
             registrations, Host(settings, lambda: self.core, self._publish_notification)
         )
