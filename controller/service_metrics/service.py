@@ -8,7 +8,6 @@ decision records behind one lock; its handlers are registered with the server co
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -19,10 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.datastore.api import (
-    SYSTEM,
-    DatastoreName,
     Principal,
-    ReadRequest,
     Registrations,
     ServerCore,
 )
@@ -53,6 +49,7 @@ from controller.service_metrics.ledger import LedgerFile
 from controller.service_metrics.plausibility import Plausibility, Sample, plausibility_settings
 from controller.service_metrics.policy import MODULE, CpsConfig
 from controller.service_metrics.reports import ReportIngest
+from controller.service_metrics.running import ParsedRunning, container
 from controller.service_metrics.sessions import (
     Action,
     AffinitySettings,
@@ -80,33 +77,13 @@ class ConfigSource(Protocol):
         ...
 
 
-class RunningConfig:
+class RunningConfig(ParsedRunning[CpsConfig]):
     """Reads the C-PS configuration from running, cached by the revision of running."""
 
-    def __init__(self, core: Callable[[], ServerCore]) -> None:
-        self._core = core
-        self._guard = threading.Lock()
-        self._cached: tuple[str, CpsConfig] | None = None
-
-    def __call__(self) -> CpsConfig:
-        core = self._core()
-        etag = core.revision(DatastoreName.RUNNING, None).etag
-        with self._guard:
-            if self._cached is not None and self._cached[0] == etag:
-                return self._cached[1]
-        containers = [self._read(core, name) for name in _CONFIG]
-        parsed = policy.config(*containers)
-        with self._guard:
-            self._cached = (etag, parsed)
-        return parsed
-
-    @staticmethod
-    def _read(core: ServerCore, name: str) -> Json:
-        path = DataPath(f"/{MODULE}:{name}")
-        document = core.read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM).document
-        loaded: Any = json.loads(document) if document else {}
-        found = loaded.get(f"{MODULE}:{name}", {}) if isinstance(loaded, dict) else {}
-        return found if isinstance(found, dict) else {}
+    def read(self, core: ServerCore) -> CpsConfig:
+        """The selection-policy, update-control, csci-attachments and plausibility containers
+        of running, parsed."""
+        return policy.config(*[container(core, MODULE, name) for name in _CONFIG])
 
 
 Publisher = Callable[[Json], None]
@@ -254,13 +231,16 @@ class ServiceMetrics:
                 penalties=self._penalties(cs_id, config),
             )
             outcome = self._decide(request, config, report)
-            record = self._keep(DecisionRecord(str(self._turn), now, asked, document, outcome,
-                                               report), config)  # fmt: skip
+            record = self._keep(
+                DecisionRecord(str(self._turn), now, asked, document, outcome, report), config
+            )
             if "dry-run" not in members:
                 newly = affine is None or self._bind(
-                    previous, Asked(affine, cs_id, ingress, now, record.decision_id, override),
-                    outcome, affinity.max_sessions,
-                )  # fmt: skip
+                    previous,
+                    Asked(affine, cs_id, ingress, now, record.decision_id, override),
+                    outcome,
+                    affinity.max_sessions,
+                )
                 chosen = outcome.csci_id if outcome.result is ResultKind.SELECTED else None
                 key = (cs_id, chosen) if chosen is not None and newly else None
                 self._plausibility.steered(key, session, ingress)
@@ -391,8 +371,11 @@ class ServiceMetrics:
             penalties=self._penalties(binding.cs_id, config),
         )
         outcome = self._decide(request, config, "examined")
-        asked: Json = {"cs-id": binding.cs_id, "ingress": binding.ingress,
-                       "session-id": binding.session_id}  # fmt: skip
+        asked: Json = {
+            "cs-id": binding.cs_id,
+            "ingress": binding.ingress,
+            "session-id": binding.session_id,
+        }
         record = DecisionRecord(
             str(self._turn), now, asked, document, outcome, "examined", Trigger.RE_ROUTING
         )

@@ -112,11 +112,22 @@ def bound(previous: Binding | None, asked: Asked, outcome: Outcome) -> Binding |
         return None
     if previous is not None and previous.cs_id == asked.cs_id:
         if previous.csci_id == outcome.csci_id:
-            return replace(previous, ingress=asked.ingress, egress=outcome.egress,
-                           last_used=asked.now, override=asked.override)  # fmt: skip
-        return replace(previous, ingress=asked.ingress, csci_id=outcome.csci_id,
-                       egress=outcome.egress, last_used=asked.now,
-                       decision_id=asked.decision_id, override=asked.override)  # fmt: skip
+            return replace(
+                previous,
+                ingress=asked.ingress,
+                egress=outcome.egress,
+                last_used=asked.now,
+                override=asked.override,
+            )
+        return replace(
+            previous,
+            ingress=asked.ingress,
+            csci_id=outcome.csci_id,
+            egress=outcome.egress,
+            last_used=asked.now,
+            decision_id=asked.decision_id,
+            override=asked.override,
+        )
     return Binding(
         asked.session_id,
         asked.cs_id,

@@ -42,7 +42,7 @@ ROLES = {
     "client": ["ingress"],
 }
 USERS = [user for members in ROLES.values() for user in members] + ["nobody", "rescue"]
-FORWARDER_PASSWORD = "forwarder-pw"  # noqa: S105 - a test credential, checked to stay hidden
+FORWARDER_PASSWORD = "forwarder-pw"
 SERVE_ARGS = ("--recovery-user", "rescue")
 
 
@@ -204,7 +204,11 @@ def test_operations_follow_the_policy(server: Server, user: str, allowed: bool) 
     reply = rc(server, user, "POST", f"operations/{SM}:report-service-metrics", {
         f"{SM}:input": members
     })  # fmt: skip
-    tag = "" if reply.status_code < 400 else reply.json()["ietf-restconf:errors"]["error"][0]["error-tag"]
+    tag = (
+        ""
+        if reply.status_code < 400
+        else reply.json()["ietf-restconf:errors"]["error"][0]["error-tag"]
+    )
     assert (tag != "access-denied") == allowed, reply.text
     with nc(server, user) as session:
         rpc = etree.fromstring(
@@ -278,7 +282,10 @@ def test_a_rule_change_applies_to_the_next_operation_of_an_open_session(server: 
         )  # fmt: skip
         assert insert.status_code == 201, insert.text
         try:
-            assert nc_error(lambda: session.edit_config(target="running", config=heartbeat_edit(9))) is None
+            assert (
+                nc_error(lambda: session.edit_config(target="running", config=heartbeat_edit(9)))
+                is None
+            )
             assert heartbeat(server) == 9
         finally:
             assert rc(server, "root", "DELETE", path).status_code == 204
