@@ -96,8 +96,10 @@ class ForwarderService:
         table = self.forwarding.table
         LOG.info(
             "forwarder %s: %d service entries, %d rules from running",
-            self.config.forwarder_id, len(table.steering.services), len(table.steering.rules),
-        )  # fmt: skip
+            self.config.forwarder_id,
+            len(table.steering.services),
+            len(table.steering.rules),
+        )
 
     def close(self) -> None:
         """Stop the sweeper."""
