@@ -4,15 +4,16 @@ An agent that is itself a model-driven server (controller.app) authenticates its
 against ``ietf-system:system/authentication`` (RFC 7317 3.2). ``[[users]]`` gives each one a
 ``name`` and ``password`` or ``password-hash`` (``catsctl hash-password``), read by
 :func:`read_password_hash`; :func:`seed_logins` replaces the users in running with them at
-start. The forwarder's users are :class:`Login` values (:func:`read_logins`); the C-SMA's carry
-a role too (agents.csma.config_state).
+start, with the access-control policy (RFC 8341) that gives each user its role's rights. The
+forwarder's users are :class:`Login` values (:func:`read_logins`); the C-SMA's carry a role too
+(agents.csma.config_state).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,18 +22,21 @@ from controller.auth import hash_password
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
 from controller.datastore.core import Core
 from controller.model import Encoding
-from controller.types import DataPath
+from controller.types import DataPath, Json
 
 AUTH_PATH = DataPath("/ietf-system:system/authentication")
+ACM = "ietf-netconf-acm"
+NACM = DataPath(f"/{ACM}:nacm")
 _CRYPT = re.compile(r"\$[0-9a-z]+(\$[^$\s]+)+")
 
 
 @dataclass(frozen=True, slots=True)
 class Login:
-    """One user of the agent's NETCONF and RESTCONF servers."""
+    """One user of the agent's NETCONF and RESTCONF servers, in the NACM group ``group``."""
 
     name: str
     password_hash: str = field(repr=False)
+    group: str = "controller"
 
 
 class Account(Protocol):
@@ -46,6 +50,11 @@ class Account(Protocol):
     @property
     def password_hash(self) -> str:
         """The crypt hash (``ianach:crypt-hash``)."""
+        ...
+
+    @property
+    def group(self) -> str:
+        """The NACM group (RFC 8341) the user is in: its role at this agent."""
         ...
 
 
@@ -76,9 +85,36 @@ def read_logins(tables: list[Table]) -> tuple[Login, ...]:
     return tuple(found)
 
 
-def seed_logins(core: Core, logins: Iterable[Account]) -> None:
-    """Replace the users in running with ``logins`` (as the server's own action)."""
-    users = [{"name": login.name, "password": login.password_hash} for login in logins]
-    document = json.dumps({"ietf-system:authentication": {"user": users}})
-    edit = Edit(EditOperation.REPLACE, AUTH_PATH, document, Encoding.JSON)
-    core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+def seed_logins(core: Core, logins: Iterable[Account], rule_lists: Sequence[Json]) -> None:
+    """Replace the users in running with ``logins`` and the access-control policy with one
+    group per role (each user in its own role's group) and ``rule_lists`` (RFC 8341), in one
+    transaction, as the server's own action."""
+    accounts = list(logins)
+    users = [{"name": login.name, "password": login.password_hash} for login in accounts]
+    members: dict[str, list[str]] = {}
+    for login in accounts:
+        members.setdefault(login.group, []).append(login.name)
+    groups = [{"name": name, "user-name": names} for name, names in sorted(members.items())]
+    nacm = {
+        "enable-external-groups": False,
+        "groups": {"group": groups},
+        "rule-list": list(rule_lists),
+    }
+    edits = [
+        Edit(
+            EditOperation.REPLACE,
+            AUTH_PATH,
+            json.dumps({"ietf-system:authentication": {"user": users}}),
+            Encoding.JSON,
+        ),
+        Edit(EditOperation.REPLACE, NACM, json.dumps({f"{ACM}:nacm": nacm}), Encoding.JSON),
+    ]
+    core.edit(DatastoreName.RUNNING, edits, SYSTEM)
+
+
+def rule(name: str, action: str, **target: str) -> Json:
+    """One NACM rule (``module_name``, ``rpc_name``, ``path``, ``access_operations``)."""
+    found: Json = {"name": name}
+    found.update({key.replace("_", "-"): value for key, value in target.items()})
+    found["action"] = action
+    return found

@@ -76,6 +76,11 @@ class UserConfig:
         """Whether the user may query, reserve and release state."""
         return self.role in (Role.CPS, Role.OPERATOR)
 
+    @property
+    def group(self) -> str:
+        """The NACM group of the user: its role (agents.csma.service.RULE_LISTS)."""
+        return str(self.role.value)
+
 
 @dataclass(frozen=True, slots=True)
 class InstanceConfig:
