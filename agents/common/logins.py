@@ -28,15 +28,22 @@ AUTH_PATH = DataPath("/ietf-system:system/authentication")
 ACM = "ietf-netconf-acm"
 NACM = DataPath(f"/{ACM}:nacm")
 _CRYPT = re.compile(r"\$[0-9a-z]+(\$[^$\s]+)+")
+_KEY_DATA = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+#: An authorized SSH public key: (algorithm, base64 key data), as ``~/.ssh/id_*.pub`` has it.
+PublicKey = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
 class Login:
-    """One user of the agent's NETCONF and RESTCONF servers, in the NACM group ``group``."""
+    """One user of the agent's NETCONF and RESTCONF servers, in the NACM group ``group``: a
+    crypt-hashed password ("" for none) and authorized SSH keys (RFC 7317 3.2)."""
 
     name: str
     password_hash: str = field(repr=False)
     group: str = "controller"
+    keys: tuple[PublicKey, ...] = ()
 
 
 class Account(Protocol):
@@ -57,11 +64,35 @@ class Account(Protocol):
         """The NACM group (RFC 8341) the user is in: its role at this agent."""
         ...
 
+    @property
+    def keys(self) -> tuple[PublicKey, ...]:
+        """The user's authorized SSH public keys."""
+        ...
+
+
+def read_keys(table: Table) -> tuple[PublicKey, ...]:
+    """``authorized-key``: a list of public keys as ``ssh-keygen`` writes them
+    (``ssh-ed25519 AAAA... comment``)."""
+    value = table.values.get("authorized-key", [])
+    if not isinstance(value, list):
+        raise table.error("authorized-key", "expected a list of public keys")
+    keys = []
+    for item in value:
+        parts = item.split() if isinstance(item, str) else []
+        if len(parts) < 2 or not _KEY_DATA.fullmatch(parts[1]):  # noqa: PLR2004
+            raise table.error("authorized-key", "expected 'ALGORITHM BASE64-KEY [comment]'")
+        keys.append((parts[0], parts[1]))
+    return tuple(keys)
+
 
 def read_password_hash(table: Table) -> tuple[str, str | None]:
-    """A user's ``password`` or ``password-hash`` (exactly one): the crypt hash, and the
-    plaintext when it was ``password``."""
-    if ("password" in table.values) == ("password-hash" in table.values):
+    """A user's ``password`` or ``password-hash`` (at most one; none only for a user with an
+    ``authorized-key``): the crypt hash ("" for none), and the plaintext when it was
+    ``password``."""
+    given = ("password" in table.values) + ("password-hash" in table.values)
+    if given == 0 and "authorized-key" in table.values:
+        return "", None
+    if given != 1:
         raise table.error("password", "give exactly one of password and password-hash")
     if "password-hash" in table.values:
         hashed = table.text("password-hash")
@@ -76,12 +107,12 @@ def read_logins(tables: list[Table]) -> tuple[Login, ...]:
     """``[[users]]``: names are unique, exactly one of password and password-hash each."""
     found: list[Login] = []
     for table in tables:
-        table.allow("name", "password", "password-hash")
+        table.allow("name", "password", "password-hash", "authorized-key")
         hashed, _ = read_password_hash(table)
         name = table.text("name")
         if any(login.name == name for login in found):
             raise table.error("name", f"user {name!r} is given twice")
-        found.append(Login(name, hashed))
+        found.append(Login(name, hashed, keys=read_keys(table)))
     return tuple(found)
 
 
@@ -90,7 +121,7 @@ def seed_logins(core: Core, logins: Iterable[Account], rule_lists: Sequence[Json
     group per role (each user in its own role's group) and ``rule_lists`` (RFC 8341), in one
     transaction, as the server's own action."""
     accounts = list(logins)
-    users = [{"name": login.name, "password": login.password_hash} for login in accounts]
+    users = [_user(login) for login in accounts]
     members: dict[str, list[str]] = {}
     for login in accounts:
         members.setdefault(login.group, []).append(login.name)
@@ -110,6 +141,19 @@ def seed_logins(core: Core, logins: Iterable[Account], rule_lists: Sequence[Json
         Edit(EditOperation.REPLACE, NACM, json.dumps({f"{ACM}:nacm": nacm}), Encoding.JSON),
     ]
     core.edit(DatastoreName.RUNNING, edits, SYSTEM)
+
+
+def _user(login: Account) -> Json:
+    """A user of ``ietf-system:system/authentication`` (RFC 7317 3.2)."""
+    user: Json = {"name": login.name}
+    if login.password_hash:
+        user["password"] = login.password_hash
+    if login.keys:
+        user["authorized-key"] = [
+            {"name": f"key-{n}", "algorithm": algorithm, "key-data": data}
+            for n, (algorithm, data) in enumerate(login.keys, start=1)
+        ]
+    return user
 
 
 def rule(name: str, action: str, **target: str) -> Json:
