@@ -25,7 +25,8 @@ from tests.functional.restconf_server import (
 
 pytestmark = pytest.mark.functional
 WRITERS = 4
-RUN_S = 1.5
+ACKNOWLEDGED = 20  # edits acknowledged before the kill
+WAIT_S = 120.0
 
 
 def seed() -> dict[str, object]:
@@ -70,13 +71,15 @@ def test_sigkill_keeps_every_acknowledged_edit(tmp_path: Path) -> None:
         ]
         for thread in threads:
             thread.start()
-        time.sleep(RUN_S)
+        deadline = time.monotonic() + WAIT_S  # on a condition, not a fixed time (load varies)
+        while len(acknowledged) < ACKNOWLEDGED and time.monotonic() < deadline:
+            time.sleep(0.01)
         server.process.send_signal(signal.SIGKILL)
         server.process.wait()
         stop.set()
         for thread in threads:
             thread.join(timeout=20)
-    assert len(acknowledged) > 10
+    assert len(acknowledged) >= ACKNOWLEDGED
     with running_server(state) as restarted:
         entries = restarted.get_json("data/bench-list:bench", content="config")
         present = {entry["id"] for entry in entries["bench-list:bench"].get("entry", [])}
