@@ -50,6 +50,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         port=args.netconf_port,
         max_sessions=args.netconf_max_sessions,
         max_message_size=args.netconf_max_message_size,
+        strict=args.netconf_strict,
     )
     settings = ServeSettings(
         args.state_dir,
@@ -218,6 +219,15 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_MAX_MESSAGE,
         metavar="BYTES",
         help="a larger NETCONF message gets too-big and ends its session",
+    )
+    serve.add_argument(
+        "--netconf-strict",
+        action="store_true",
+        help=(
+            "refuse NETCONF base elements without the base namespace (<commit/> for "
+            "<nc:commit/>), as RFC 6241 is written; by default they are read as the base "
+            "operations, as Junos and netconfd do"
+        ),
     )
     serve.add_argument(
         "--read-only-group",

@@ -184,6 +184,7 @@ class PathResolver:
         self._nodes: dict[SchemaPath, SchemaNode | None] = {}
         self._lock = threading.Lock()
         self._modules: dict[str, str] | None = None
+        self._prefixes: dict[str, str] | None = None
 
     def schema_node(self, schema_path: SchemaPath) -> SchemaNode | None:
         """The node at a JSON-form schema path (``/mod:a/b``), or None if there is none."""
@@ -252,6 +253,15 @@ class PathResolver:
             if known == namespace:
                 return module
         return None
+
+    def prefix_of(self, namespace: str) -> str | None:
+        """The YANG prefix of the module of an XML namespace (RFC 7950 7.1.4), or None."""
+        if self._prefixes is None:
+            with self._lock:
+                self._prefixes = {
+                    ffi.string(module.cdata.ns).decode(): module.prefix() for module in self._ctx
+                }
+        return self._prefixes.get(namespace)
 
     def _namespaces(self) -> dict[str, str]:
         if self._modules is None:

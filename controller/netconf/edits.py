@@ -52,6 +52,10 @@ class SchemaLookup(Protocol):
         """The implemented module of an XML namespace, or None."""
         ...
 
+    def prefix_of(self, namespace: str) -> str | None:
+        """The YANG prefix of the module of an XML namespace, or None."""
+        ...
+
 
 def _elements(node: Element) -> list[Element]:
     return [child for child in node if isinstance(child.tag, str)]

@@ -66,20 +66,46 @@ def parse_fragment(document: str) -> list[Element]:
     return [_declaring(element, prefixes) for element in holder]
 
 
-def parse_output(document: str) -> list[Element]:
+def parse_output(document: str, prefix_of: NamespaceOf | None = None) -> list[Element]:
     """The children of the ``<output>`` the core prints for an RPC or action: the elements
-    of an rpc-reply (RFC 6241 4.2), each declaring the prefixes the output uses."""
+    of an rpc-reply (RFC 6241 4.2), each declaring the prefixes the output uses.
+
+    With ``prefix_of`` (namespace to the module's YANG prefix) every namespace of an element
+    is declared with its module's prefix on the top element (``<rct:echo xmlns:rct=...>``);
+    without it lxml would invent ``ns0`` once the element moves into the reply.
+    """
     if not document.strip():
         return []
     holder = etree.fromstring(b"<fragment>" + document.encode() + b"</fragment>", _PARSER)
     prefixes = dict(_PREFIX_DECLARATION.findall(document))
     children = [child for top in holder for child in top]
+    if prefix_of is not None:
+        return [_prefixed(child, prefixes, prefix_of) for child in children]
     return [_declaring(child, prefixes) for child in children] if prefixes else children
 
 
-def _declaring(element: Element, prefixes: dict[str, str]) -> Element:
-    """A copy of a top-level element that also declares ``prefixes``; children move over."""
-    nsmap = {**element.nsmap, **{p: u for p, u in prefixes.items() if p not in element.nsmap}}
+def _prefixed(element: Element, prefixes: dict[str, str], prefix_of: NamespaceOf) -> Element:
+    """A copy of ``element`` declaring each namespace it uses with its module's prefix."""
+    nsmap: dict[str, str] = dict(prefixes)
+    for node in element.iter():
+        if not isinstance(node.tag, str):
+            continue
+        namespace = etree.QName(node).namespace
+        if namespace is None or namespace in nsmap.values():
+            continue
+        prefix = prefix_of(namespace)
+        if prefix and prefix not in nsmap:
+            nsmap[prefix] = namespace
+    return _declaring(element, nsmap, keep=False)
+
+
+def _declaring(element: Element, prefixes: dict[str, str], *, keep: bool = True) -> Element:
+    """A copy of a top-level element that also declares ``prefixes``; children move over.
+
+    ``keep`` False leaves out the default namespace the element inherited (its tag then
+    takes a declared prefix)."""
+    inherited = {p: u for p, u in element.nsmap.items() if keep or p is not None}
+    nsmap = {**inherited, **{p: u for p, u in prefixes.items() if p not in inherited}}
     top = etree.Element(element.tag, attrib=dict(element.attrib), nsmap=nsmap)
     top.text = element.text
     top.extend(list(element))
@@ -106,7 +132,11 @@ def build_hello(capabilities: Iterable[str], session_id: int) -> bytes:
 
 def parse_hello(data: bytes) -> tuple[str, ...]:
     """The capabilities of a client's hello; a client hello with a session-id is an error."""
-    root = parse_xml(data)
+    return hello_capabilities(parse_xml(data))
+
+
+def hello_capabilities(root: Element) -> tuple[str, ...]:
+    """The capabilities of a parsed client hello (see :func:`parse_hello`)."""
     if root.tag != NC + "hello":
         raise bad_element("unknown-element", etree.QName(root).localname, "expected a hello")
     if root.find(NC + "session-id") is not None:

@@ -325,13 +325,13 @@ class Operations:
         document = etree.tostring(operation).decode()
         path = DataPath(f"/{module}:{node.name}")
         output = self._core.invoke(path, document, Encoding.XML, caller.principal)
-        return Outcome(tuple(parse_output(output)))
+        return Outcome(tuple(parse_output(output, self._lookup.prefix_of)))
 
     def _action(self, caller: Caller, operation: Element) -> Outcome:
         """``<action>`` (RFC 7950 7.15.2): the handler RESTCONF uses too."""
         path, document = self._config.action(operation)
         output = self._core.invoke(path, document, Encoding.XML, caller.principal)
-        return Outcome(tuple(parse_output(output)))
+        return Outcome(tuple(parse_output(output, self._lookup.prefix_of)))
 
 
 def _data(elements: list[Element]) -> Element:

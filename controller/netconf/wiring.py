@@ -121,6 +121,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_message_size=settings.max_message_size,
         max_sessions=settings.max_sessions,
         events=publish,
+        strict=settings.strict,
     )
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)
