@@ -68,6 +68,9 @@ class SchemaNode:
     keys: tuple[str, ...] = ()
     config: bool = True
     ordered_by_user: bool = False
+    #: A leaf or leaf-list whose values name modules: an identityref or an
+    #: instance-identifier (also through a leafref or a union), RFC 7950 9.10.3, 9.13.2.
+    qualified_values: bool = False
 
     @property
     def qualified_name(self) -> str:
@@ -283,6 +286,22 @@ class PathResolver:
 
 
 _RPC = libyang.SNode.RPC
+_QUALIFIED = (libyang.Type.IDENT, libyang.Type.INST)
+
+
+def _names_modules(kind: libyang.Type, depth: int = 0) -> bool:
+    """Whether values of a type carry module prefixes (identityref, instance-identifier)."""
+    base = kind.base()
+    if base in _QUALIFIED:
+        return True
+    if depth > 8:
+        return False
+    if base == libyang.Type.LEAFREF:
+        target = kind.leafref_type()
+        return target is not None and _names_modules(target, depth + 1)
+    if base == libyang.Type.UNION:
+        return any(_names_modules(member, depth + 1) for member in kind.union_types())
+    return False
 
 
 def _check_values(
@@ -317,7 +336,11 @@ def _describe(found: libyang.SNode, schema_path: SchemaPath) -> SchemaNode | Non
         ordered = bool(found.ordered())
     elif isinstance(found, libyang.SLeafList):
         ordered = bool(found.ordered())
+    qualified = False
+    if isinstance(found, libyang.SLeaf | libyang.SLeafList):
+        qualified = _names_modules(found.type())
     return SchemaNode(
+        qualified_values=qualified,
         module=module.name(),
         name=found.name(),
         kind=kind,

@@ -20,6 +20,7 @@ from controller.model import Encoding
 from controller.model.paths import ROOT, NodeKind, SchemaNode, step_data_path
 from controller.netconf.errors import NetconfError, netconf_error
 from controller.netconf.messages import BASE_NS, split_steps
+from controller.netconf.values import json_value
 from controller.types import DataPath, Element
 
 OPERATION = f"{{{BASE_NS}}}operation"
@@ -38,6 +39,7 @@ _POINT_OPS = {
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
 #: A container with more children than this is merged as one edit rather than one per child.
 SPLIT_LIMIT = 64
+_ANY = (NodeKind.ANYXML, NodeKind.ANYDATA)
 _TOP = ""  # the base of a top-level node's data path
 
 
@@ -186,7 +188,7 @@ class ConfigEdits:
         if node.kind is NodeKind.LIST:
             values = tuple(self._key(element, node, key) for key in node.keys)
         elif node.kind is NodeKind.LEAF_LIST:
-            values = ((element.text or "").strip(),)
+            values = (self._value(element, node),)
         qualify = parent is None or parent.module != node.module
         try:
             return DataPath(f"{base}/{step_data_path(node, values, qualify=qualify)}")
@@ -197,8 +199,7 @@ class ConfigEdits:
                 "invalid-value", str(exc), error_type=ErrorType.APPLICATION
             ) from exc
 
-    @staticmethod
-    def _key(element: Element, node: SchemaNode, key: str) -> str:
+    def _key(self, element: Element, node: SchemaNode, key: str) -> str:
         found = element.find(f"{{{node.namespace}}}{key}")
         if found is None:
             raise netconf_error(
@@ -207,7 +208,20 @@ class ConfigEdits:
                 error_type=ErrorType.APPLICATION,
                 info=(("bad-element", key),),
             )
-        return (found.text or "").strip()
+        leaf = self._lookup.child(node, node.module, key)
+        return self._value(found, leaf) if leaf is not None else (found.text or "").strip()
+
+    def _value(self, element: Element, node: SchemaNode) -> str:
+        """A key or leaf-list value as a data path takes it: an identityref or
+        instance-identifier with module names for its XML prefixes (values.py); a prefix
+        bound to no module is left for the parser to refuse."""
+        text = (element.text or "").strip()
+        if not node.qualified_values:
+            return text
+        try:
+            return json_value(text, element.nsmap, self._lookup.module_of)
+        except NetconfError:
+            return text
 
     def _walk(
         self,
@@ -220,6 +234,10 @@ class ConfigEdits:
         node = self._node(element, parent)
         path = self._path(element, node, parent, base)
         operation = _operation(element)
+        if node.kind in _ANY:  # its content is a value, not schema nodes (RFC 7950 7.10, 7.11)
+            if (operation or inherited) is not None:
+                self._point(element, node, path, operation or inherited, found)
+            return
         if operation is not None and operation is not inherited:
             self._point(element, node, path, operation, found)
             return
@@ -266,7 +284,10 @@ class ConfigEdits:
         out: list[Edit],
     ) -> None:
         """Strip operation attributes under ``value`` (at ``path``); operation points that
-        differ from ``operation`` leave the value and become edits in ``out``."""
+        differ from ``operation`` leave the value and become edits in ``out``. The content of
+        an anyxml or anydata node is its value and stays as it is."""
+        if node.kind in _ANY:
+            return
         for child in _elements(value):
             child_node = self._node(child, node)
             if (
