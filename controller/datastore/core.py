@@ -47,12 +47,13 @@ from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
-from controller.model.library import module_records, yang_library
+from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
+MODULES_STATE = DataPath("/ietf-yang-library:modules-state")  # RFC 7895, legacy in RFC 8525
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
@@ -92,8 +93,13 @@ class Core:
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
-        library = yang_library(module_records(schema), DATASTORES)
-        self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
+        records = module_records(schema)
+        library = yang_library(records, DATASTORES)
+        legacy = modules_state(records)
+        self._state: dict[DataPath, StateProvider] = {
+            YANG_LIBRARY: lambda: library,
+            MODULES_STATE: lambda: legacy,
+        }
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder = state_dir
@@ -218,8 +224,9 @@ class Core:
             try:
                 if request.with_origin:
                     origins = {r: operational.LEARNED for r in states}
-                    if YANG_LIBRARY in origins:
-                        origins[YANG_LIBRARY] = operational.SYSTEM
+                    for region in (YANG_LIBRARY, MODULES_STATE):
+                        if region in origins:
+                            origins[region] = operational.SYSTEM
                     operational.annotate_origin(self.ctx, tree, request, origins)
                 user = self.authorization.user(principal)
                 if user is not None:

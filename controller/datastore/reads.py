@@ -64,8 +64,14 @@ def render(ctx: Any, first: Node, request: ReadRequest) -> str | None:
 
 
 def select(ctx: Any, first: Node, xpath: str) -> Node:
-    """A new tree holding the nodes an XPath selects, with their ancestors and list keys."""
+    """A new tree holding the nodes an XPath selects, with their ancestors and list keys.
+
+    ``/`` selects the root node, which is everything (XPath 1.0 2.2); libyang's node set
+    holds no root node, so it is read as every top-level node (``/*``).
+    """
     result = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+    if xpath.strip() == "/":
+        xpath = "/*"
     for node in nodes.find_all(ctx, first, xpath):
         copy = nodes.dup(node, with_parents=True)
         if nodes.lib.lyd_merge_tree(result, nodes.top_of(copy), nodes.lib.LYD_MERGE_DESTRUCT):

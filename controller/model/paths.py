@@ -71,6 +71,7 @@ class SchemaNode:
     #: A leaf or leaf-list whose values name modules: an identityref or an
     #: instance-identifier (also through a leafref or a union), RFC 7950 9.10.3, 9.13.2.
     qualified_values: bool = False
+    presence: bool = False  # a presence container (RFC 7950 7.5.1)
 
     @property
     def qualified_name(self) -> str:
@@ -337,10 +338,12 @@ def _describe(found: libyang.SNode, schema_path: SchemaPath) -> SchemaNode | Non
     elif isinstance(found, libyang.SLeafList):
         ordered = bool(found.ordered())
     qualified = False
+    presence = isinstance(found, libyang.SContainer) and found.presence() is not None
     if isinstance(found, libyang.SLeaf | libyang.SLeafList):
         qualified = _names_modules(found.type())
     return SchemaNode(
         qualified_values=qualified,
+        presence=presence,
         module=module.name(),
         name=found.name(),
         kind=kind,

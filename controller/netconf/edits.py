@@ -97,6 +97,32 @@ class ConfigEdits:
             self._walk(top, None, _TOP, default, found)
         return found
 
+    def levels(self, config: Element) -> list[DataPath]:
+        """Under default-operation ``none``: the list entries and presence containers the
+        ``<config>`` names outside every operation point, each of which must exist (RFC 6241
+        7.2: "data for which there is not a corresponding level ... data-missing"). A
+        non-presence container has no existence of its own, so it is no level."""
+        found: list[DataPath] = []
+        for top in _elements(config):
+            self._levels(top, None, _TOP, found)
+        return found
+
+    def _levels(
+        self, element: Element, parent: SchemaNode | None, base: str, found: list[DataPath]
+    ) -> None:
+        if _operation(element) is not None:
+            return
+        node = self._node(element, parent)
+        if node.kind in (NodeKind.LEAF, NodeKind.LEAF_LIST, *_ANY):
+            return
+        path = self._path(element, node, parent, base)
+        if node.kind is NodeKind.LIST or node.presence:
+            found.append(path)
+        for child in _elements(element):
+            if node.kind is NodeKind.LIST and etree.QName(child).localname in node.keys:
+                continue
+            self._levels(child, node, path, found)
+
     def _replace_all(self, config: Element) -> list[Edit]:
         """default-operation replace: the config replaces the whole datastore (7.2)."""
         kept = deepcopy(config)
