@@ -70,7 +70,10 @@ def is_default(node: Node | None) -> bool:
     """Whether a node exists only through its default (``LYD_DEFAULT``: a leaf with its
     default value, a non-presence container holding nothing else). Such a node does not exist
     for create and delete (RFC 6243 2.3.3, RFC 6241 7.2, RFC 8040 4.4.1)."""
-    return node is not None and bool(node.flags & nodes.lib.LYD_DEFAULT)
+    if node is None or not node.flags & nodes.lib.LYD_DEFAULT:
+        return False
+    # a container keeps the flag when an explicit child is merged into it: ask the children
+    return all(is_default(child) for child in nodes.children(node))
 
 
 def unwrap_root(text: str, encoding: Encoding) -> str:
