@@ -198,6 +198,7 @@ class Core:
         """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2). What the principal may
         not read is left out silently (RFC 8341 3.4.5): a target it may not read reads as
         absent."""
+        nodes.clean_errors(self.ctx)
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -260,6 +261,7 @@ class Core:
         test_only: bool = False,
     ) -> Revision:
         """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
+        nodes.clean_errors(self.ctx)
         self._locks.check(datastore, session)
         if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
             with self._contexts.borrow() as ctx:
@@ -393,6 +395,7 @@ class Core:
         :func:`rpc.reads_running`) is validated without it, so concurrent invocations
         validate in parallel.
         """
+        nodes.clean_errors(self.ctx)
         operation = self._operation(path)
         self.authorization.operation(principal, operation)  # RFC 8341 3.4.4, before the input
         if operation.input_reads_running:

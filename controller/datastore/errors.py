@@ -16,9 +16,10 @@ def refuse(
     *,
     info: tuple[tuple[str, str], ...] = (),
     error_type: ErrorType = ErrorType.APPLICATION,
+    app_tag: str | None = None,
 ) -> DatastoreError:
     """One-item :class:`DatastoreError` (the caller raises it)."""
-    return DatastoreError(ErrorItem(error_type, tag, message, path, None, info))
+    return DatastoreError(ErrorItem(error_type, tag, message, path, app_tag, info))
 
 
 def operation_failed(message: str, path: str | None = None) -> DatastoreError:

@@ -13,7 +13,7 @@ from typing import Any
 
 from controller.datastore import datapath
 from controller.datastore.api import ReadRequest, WithDefaults
-from controller.datastore.errors import refuse
+from controller.model.fields import expand_fields
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
@@ -83,36 +83,6 @@ def fields_xpath(target: DataPath | None, fields: str) -> str:
     """RFC 8040 4.8.3 ``fields`` as an XPath union relative to the target."""
     base = "" if target is None else target
     return " | ".join(f"{base}/{path}" for path in expand_fields(fields))
-
-
-def expand_fields(fields: str) -> list[str]:
-    """``a/b;c(d;e/f)`` is ``["a/b", "c/d", "c/e/f"]``."""
-    paths: list[str] = []
-    for part in split_top(fields, ";"):
-        if "(" in part:
-            head, _, rest = part.partition("(")
-            if not rest.endswith(")"):
-                raise refuse("invalid-value", f"unbalanced fields expression: {fields}")
-            paths += [f"{head}/{inner}" for inner in expand_fields(rest[:-1])]
-        elif part:
-            paths.append(part)
-    return paths
-
-
-def split_top(text: str, separator: str) -> list[str]:
-    """Split at separators outside parentheses."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == separator and not depth:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts
 
 
 def address(node: Node) -> int:

@@ -248,8 +248,15 @@ class Applier:
     def _anchor(self, node: Node, where: InsertWhere, point: DataPath | None) -> Node | None:
         if where in (InsertWhere.BEFORE, InsertWhere.AFTER):
             anchor = self.find(point or DataPath(""))
-            if anchor is None or anchor.schema != node.schema:
-                raise refuse("invalid-value", "the insert point does not exist", point)
+            if anchor is None or anchor.schema != node.schema:  # RFC 7950 15.7
+                leaf_list = bool(node.schema.nodetype & nodes.lib.LYS_LEAFLIST)
+                raise refuse(
+                    "bad-attribute",
+                    "the insert point does not exist",
+                    point,
+                    app_tag="missing-instance",
+                    info=(("bad-attribute", "value" if leaf_list else "key"),),
+                )
             return anchor
         same = [sibling for sibling in _instances(node)]
         return same[0] if where is InsertWhere.FIRST else same[-1]

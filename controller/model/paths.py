@@ -19,6 +19,7 @@ import libyang
 from _libyang import ffi, lib
 
 from controller.errors import ErrorItem, ErrorType
+from controller.model import native
 from controller.model.errors import ModelError
 from controller.types import DataPath, SchemaPath
 
@@ -246,6 +247,33 @@ class PathResolver:
         if node is None or node.is_operation or node.kind is NodeKind.NOTIFICATION:
             raise _error("unknown-element", f"no child {member!r} here", target.data_path)
         return node
+
+    def canonical(self, node: SchemaNode, values: tuple[str, ...]) -> tuple[str, ...]:
+        """Key values (a leaf-list value) of ``node`` in their canonical form (RFC 7950 9.3.2:
+        ``1.50`` and ``1.5`` are one decimal64); a value the type refuses stays as it is."""
+        if node.kind is NodeKind.LEAF_LIST:
+            leaves = [node.schema_path]
+        else:
+            leaves = [SchemaPath(f"{node.schema_path}/{node.module}:{key}") for key in node.keys]
+        return tuple(self._canonical(leaf, value) for leaf, value in zip(leaves, values))
+
+    def _canonical(self, leaf: SchemaPath, value: str) -> str:
+        with self._lock:
+            found = self._ctx.find_jsonpath(leaf)
+            if found is None:
+                lib.ly_err_clean(self._ctx.cdata, ffi.NULL)
+                return value
+            raw = value.encode()
+            out = ffi.new("const char **")
+            result = lib.lyd_value_validate(
+                self._ctx.cdata, found.cdata, raw, len(raw), ffi.NULL, ffi.NULL, out
+            )
+            if result not in (lib.LY_SUCCESS, lib.LY_EINCOMPLETE) or out[0] == ffi.NULL:
+                lib.ly_err_clean(self._ctx.cdata, ffi.NULL)
+                return value
+            text = str(ffi.string(out[0]).decode())
+            native.dict_remove(self._ctx.cdata, out[0])
+            return text
 
     def namespace(self, module: str) -> str | None:
         """The XML namespace of an implemented module, or None."""

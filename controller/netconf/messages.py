@@ -20,6 +20,7 @@ BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 BASE_10 = "urn:ietf:params:netconf:base:1.0"
 BASE_11 = "urn:ietf:params:netconf:base:1.1"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
+YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 NC = f"{{{BASE_NS}}}"
 
 #: The XML namespace of an implemented module, or None (model.paths.PathResolver.namespace).
@@ -228,8 +229,28 @@ def error_element(item: ErrorItem, namespace_of: NamespaceOf) -> Element:
     if item.info:
         info = etree.SubElement(error, NC + "error-info")
         for name, value in item.info:
-            etree.SubElement(info, NC + name).text = value
+            info.append(_info_element(name, value, namespace_of))
     return error
+
+
+def _info_element(name: str, value: str, namespace_of: NamespaceOf) -> Element:
+    """One error-info child: in the base namespace, or ``yang:NAME`` in the YANG namespace
+    (RFC 7950 15: ``non-unique``, an instance-identifier with its prefixes declared, and
+    ``missing-choice``)."""
+    module, colon, local = name.partition(":")
+    if not colon:
+        element = etree.Element(NC + name)
+        element.text = value
+        return element
+    namespace = YANG_NS if module == "yang" else namespace_of(module) or f"urn:unknown:{module}"
+    if value.startswith("/"):
+        path = error_path(value, namespace_of)
+        element = etree.Element(f"{{{namespace}}}{local}", nsmap={**path.nsmap, module: namespace})
+        element.text = path.text
+        return element
+    element = etree.Element(f"{{{namespace}}}{local}", nsmap={module: namespace})
+    element.text = value
+    return element
 
 
 def error_path(path: str, namespace_of: NamespaceOf) -> Element:
