@@ -9,7 +9,7 @@ class DatastoreError(CatsError):
     """A request to the server core was refused; ``items`` say where and why."""
 
 
-def refuse(
+def refuse(  # noqa: PLR0913 - the fields of one ErrorItem
     tag: str,
     message: str,
     path: str | None = None,

@@ -16,8 +16,8 @@ from typing import Any
 from controller.datastore.errors import DatastoreError
 from controller.datastore.plan import OutRef, Unit
 from controller.errors import ErrorItem, ErrorType
-from controller.model.schema import NON_UNIQUE
 from controller.model import nodes
+from controller.model.schema import NON_UNIQUE
 from controller.types import DataPath, SchemaPath
 
 RefKey = tuple[SchemaPath, str]  # (the referenced list, key value)

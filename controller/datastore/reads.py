@@ -13,8 +13,8 @@ from typing import Any
 
 from controller.datastore import datapath
 from controller.datastore.api import ReadRequest, WithDefaults
-from controller.model.fields import expand_fields
 from controller.model import nodes
+from controller.model.fields import expand_fields
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
 from controller.types import DataPath

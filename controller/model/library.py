@@ -108,9 +108,7 @@ def modules_state(records: Sequence[ModuleRecord]) -> dict[str, object]:
         entry["conformance-type"] = "implement" if record.implemented else "import"
         entries.append(entry)
     digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
-    return {
-        "ietf-yang-library:modules-state": {"module-set-id": digest[:32], "module": entries}
-    }
+    return {"ietf-yang-library:modules-state": {"module-set-id": digest[:32], "module": entries}}
 
 
 def module_capabilities(records: Sequence[ModuleRecord]) -> tuple[str, ...]:

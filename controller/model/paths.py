@@ -255,7 +255,9 @@ class PathResolver:
             leaves = [node.schema_path]
         else:
             leaves = [SchemaPath(f"{node.schema_path}/{node.module}:{key}") for key in node.keys]
-        return tuple(self._canonical(leaf, value) for leaf, value in zip(leaves, values))
+        return tuple(
+            self._canonical(leaf, value) for leaf, value in zip(leaves, values, strict=False)
+        )
 
     def _canonical(self, leaf: SchemaPath, value: str) -> str:
         with self._lock:
@@ -316,6 +318,7 @@ class PathResolver:
 
 _RPC = libyang.SNode.RPC
 _QUALIFIED = (libyang.Type.IDENT, libyang.Type.INST)
+_TYPE_DEPTH = 8  # leafrefs and unions followed before giving up
 
 
 def _names_modules(kind: libyang.Type, depth: int = 0) -> bool:
@@ -323,7 +326,7 @@ def _names_modules(kind: libyang.Type, depth: int = 0) -> bool:
     base = kind.base()
     if base in _QUALIFIED:
         return True
-    if depth > 8:
+    if depth > _TYPE_DEPTH:
         return False
     if base == libyang.Type.LEAFREF:
         target = kind.leafref_type()

@@ -143,7 +143,9 @@ def _error_tag(vecode: int, app_tag: str | None, message: str) -> str:
 
 
 #: libyang's LY_VCODE_NOUNIQ: the unique's leaves, then the two entries.
-_NOT_UNIQUE = re.compile(r'^Unique data leaf\(s\) "([^"]*)" not satisfied in "([^"]*)" and "([^"]*)"')
+_NOT_UNIQUE = re.compile(
+    r'^Unique data leaf\(s\) "([^"]*)" not satisfied in "([^"]*)" and "([^"]*)"'
+)
 _MISSING_CHOICE = re.compile(r'^Mandatory choice "([^"]*)"')
 #: The error-info names of RFC 7950 15.1 and 15.6, in the YANG namespace (module ``yang``).
 NON_UNIQUE = "yang:non-unique"

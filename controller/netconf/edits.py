@@ -261,8 +261,9 @@ class ConfigEdits:
         path = self._path(element, node, parent, base)
         operation = _operation(element)
         if node.kind in _ANY:  # its content is a value, not schema nodes (RFC 7950 7.10, 7.11)
-            if (operation or inherited) is not None:
-                self._point(element, node, path, operation or inherited, found)
+            chosen = operation or inherited
+            if chosen is not None:
+                self._point(element, node, path, chosen, found)
             return
         if operation is not None and operation is not inherited:
             self._point(element, node, path, operation, found)

@@ -59,8 +59,10 @@ _HELLO = frozenset({"hello", "capabilities", "capability", "session-id"})
 
 
 def _unqualified(element: Element, names: frozenset[str]) -> bool:
-    return isinstance(element.tag, str) and etree.QName(element).namespace is None and (
-        element.tag in names
+    return (
+        isinstance(element.tag, str)
+        and etree.QName(element).namespace is None
+        and (element.tag in names)
     )
 
 

@@ -18,9 +18,9 @@ from typing import Protocol
 from controller.datastore.api import Principal, ServerCore, Subscription
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.confirmed import Actor, ConfirmedCommits
-from controller.netconf.lenient import qualify_hello, qualify_rpc
 from controller.netconf.errors import FramingError, netconf_error
 from controller.netconf.framing import Deframer, frame
+from controller.netconf.lenient import qualify_hello, qualify_rpc
 from controller.netconf.messages import (
     BASE_11,
     NamespaceOf,

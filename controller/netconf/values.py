@@ -67,15 +67,17 @@ def instance_value(
             current = module
         predicates = bracket + rest
         if current and predicates:
-            parts = predicates.split("[")
-            predicates = "[".join(
-                _KEY_PREFIX.sub(
-                    lambda m: m.group(1) if m.group(2) == current else m.group(0), part
-                )
-                for part in parts
-            )
+            predicates = "[".join(_own_key(part, current) for part in predicates.split("["))
         steps.append(head + predicates)
     return "/" + "/".join(steps)
+
+
+def _own_key(predicate: str, module: str) -> str:
+    """A predicate's key name without its module when it is the step's own."""
+    found = _KEY_PREFIX.match(predicate)
+    if found is None or found.group(2) != module:
+        return predicate
+    return found.group(1) + predicate[found.end() :]
 
 
 def json_value(
