@@ -132,7 +132,7 @@ class ConfigEdits:
             path = self._path(top, node, None, _TOP)
             top.attrib.pop(OPERATION, None)
             self._prune(top, node, path, EditOperation.REPLACE, extra)
-        body = b"".join(etree.tostring(top) for top in _elements(kept))
+        body = b"".join(etree.tostring(_scoped(top)) for top in _elements(kept))
         whole = Edit(EditOperation.REPLACE, ROOT, body.decode(), Encoding.XML)
         return [whole, *(edit for edit in extra if edit.operation not in _REMOVING)]
 
@@ -298,7 +298,7 @@ class ConfigEdits:
         where, point = self._insert(element, node, base)
         for attribute in (OPERATION, _INSERT, _KEY, _VALUE):
             value.attrib.pop(attribute, None)
-        text = etree.tostring(value).decode()
+        text = etree.tostring(_scoped(value, element)).decode()
         found.append(Edit(operation, path, text, Encoding.XML, where, point))
         found.extend(nested)
 
@@ -356,6 +356,20 @@ class ConfigEdits:
         if node.kind is NodeKind.LIST:
             return where, DataPath(f"{base}/{step}{_unprefix(anchor)}")
         return where, DataPath(f"{base}/{step}[.='{anchor}']")
+
+
+def _scoped(value: Element, original: Element | None = None) -> Element:
+    """``value`` declaring every prefix in scope where ``original`` (or it) stood.
+
+    lxml serializes a subtree with the namespaces its tags use only, but an identityref or
+    instance-identifier value uses prefixes in its text (RFC 7950 9.10.3), bound perhaps on
+    ``<config>``; libyang would find them unbound.
+    """
+    scope = (original if original is not None else value).nsmap
+    top = etree.Element(value.tag, attrib=dict(value.attrib), nsmap=scope)
+    top.text = value.text
+    top.extend(list(value))
+    return top
 
 
 def _unprefix(predicates: str) -> str:
