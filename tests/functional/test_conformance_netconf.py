@@ -118,7 +118,8 @@ def test_identityref_keyed_list_and_leaf_lists_over_netconf(session: RawSession)
         f'<ref xmlns:p="{CF}">/p:box/p:label</ref></box></config></edit-config></rpc>'
     )
     ok(session.send(message.encode()))
-    merge = '<port><proto>cf:tcp</proto><number>80</number><label nc:operation="merge">web</label></port>'
+    label = '<label nc:operation="merge">web</label>'
+    merge = f"<port><proto>cf:tcp</proto><number>80</number>{label}</port>"
     ok(session.rpc(edit(merge)))
     box = get_config(session, "<port/><kinds/><ref/>")
     assert sorted(texts(box, "port/number")) == ["53", "80"]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +55,7 @@ def seed() -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def reads(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def reads(server: Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Each whole read of operational, by name: (encoding, document), and the yang-library."""
     found: dict[str, Any] = {}
     with admin_session(server) as holder, admin_session(server) as reader:
@@ -79,7 +78,7 @@ def reads(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     library.update(server.get_json("data/ietf-yang-library:modules-state"))
     folder = tmp_path_factory.mktemp("operational")
     (folder / "yang-library.json").write_text(json.dumps(library))
-    yield {"documents": found, "library": library, "folder": folder}
+    return {"documents": found, "library": library, "folder": folder}
 
 
 def _unwrap(text: str, accept: str) -> tuple[Encoding, str]:
