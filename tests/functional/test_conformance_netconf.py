@@ -8,6 +8,7 @@ identityref-keyed list, anyxml, anydata, a mandatory choice, unique, a feature) 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from lxml import etree
@@ -23,7 +24,7 @@ from tests.functional.netconf_client import (
     only_error,
     operation,
 )
-from tests.functional.restconf_server import Server, admin_users
+from tests.functional.restconf_server import Server, admin_users, seeded_server
 
 pytestmark = pytest.mark.functional
 CF = "urn:example:conform-test"
@@ -375,3 +376,14 @@ def test_close_session_ends_without_a_tcp_reset(server: Server) -> None:
         assert not isinstance(session.transport.saved_exception, ConnectionResetError)
     finally:
         session.close()
+
+
+def test_netconf_strict_refuses_unqualified_base_elements(tmp_path: Path) -> None:
+    with (
+        seeded_server(tmp_path, admin_users(), "--netconf-strict") as strict,
+        admin_session(strict) as session,
+    ):
+        refused = session.send(b'<rpc message-id="1"><commit/></rpc>')
+        assert error_items(refused)[0]["tag"] == "unknown-element"
+        qualified = f'<rpc message-id="2" xmlns="{NC_NS}"><commit/></rpc>'.encode()
+        assert ok(session.send(qualified)).find(NC + "ok") is not None
