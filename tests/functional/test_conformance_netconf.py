@@ -267,13 +267,6 @@ def test_candidate_shows_the_defaults_validation_would(session: RawSession) -> N
 # ------------------------------------------------------------------ 10: error details
 
 
-def test_no_stale_libyang_error_joins_a_later_reply(session: RawSession) -> None:
-    notifications = "urn:ietf:params:xml:ns:netconf:notification:1.0"
-    ok(session.rpc(operation("create-subscription", notifications)))
-    reply = session.rpc(edit("<host><name>b</name><addr>1</addr></host>"))
-    assert len(error_items(reply)) == 1, etree.tostring(reply).decode()
-
-
 def test_non_unique_and_missing_choice_error_info(session: RawSession) -> None:
     reply = session.rpc(edit("<host><name>c</name><addr>1</addr></host>"))
     error = reply.find(f"{NC}rpc-error")
