@@ -205,8 +205,10 @@ class DataDecider:
 
     def _prune_level(self, dnode: Node, level: _Level, depth: int) -> bool:
         if not level.verdict.permit:
-            nodes.lib.lyd_free_tree(dnode)
-            return False
+            if not self._permits_below(level, depth):
+                nodes.lib.lyd_free_tree(dnode)
+                return False
+            return self._keep_as_ancestor(dnode, level, depth)
         if level.uniform:
             return True
         for child in list(nodes.children(dnode)):
@@ -215,6 +217,25 @@ class DataDecider:
                 nodes.lib.lyd_free_tree(dnode)
                 return False
         return True
+
+    def _permits_below(self, level: _Level, depth: int) -> bool:
+        """Whether a rule that permits may still match a descendant of a node denied itself
+        (a path rule whose steps go on below it)."""
+        return any(
+            len(self._paths[i].steps or ()) > depth and self._paths[i].permit for i in level.alive
+        )
+
+    def _keep_as_ancestor(self, dnode: Node, level: _Level, depth: int) -> bool:
+        """A node the user may not read, above nodes it may: kept only as the way to them
+        (its keys, and the readable descendants), freed when none is left."""
+        kept = False
+        for child in list(nodes.children(dnode)):
+            if child.schema.flags & nodes.lib.LYS_KEY:
+                continue  # an entry is named by its keys
+            kept |= self._prune(child, level.alive, depth + 1)
+        if not kept:
+            nodes.lib.lyd_free_tree(dnode)
+        return kept
 
 
 def _keys_match(dnode: Node, step: Step) -> bool:

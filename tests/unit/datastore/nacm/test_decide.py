@@ -261,3 +261,18 @@ def test_notifications(nacm: Nacm, schema: Schema) -> None:
     access = nacm.access(ALICE)
     assert access is not None
     assert not access.notification(alarm, nodes.ffi.NULL).permit
+
+
+def test_a_denied_ancestor_of_permitted_data_is_kept_as_the_way_to_it(
+    nacm: Nacm, schema: Schema, tree: Any
+) -> None:
+    """An agent may read one subtree and nothing else: the containers above it come back
+    with the permitted subtree only (and a list entry with its keys)."""
+    permit = {"name": "one-address", "path": f"/{NT}:site/device[name='b']/address"}
+    permit |= {"access-operations": "read", "action": "permit"}
+    nacm.load(policy(rules(permit, {"name": "deny-rest", "action": "deny"})))
+    assert readable(nacm, schema, tree) == {
+        f"{NT}:site": {"device": [{"name": "b", "address": "10.0.0.2"}]}
+    }
+    nacm.load(policy(rules({"name": "deny-rest", "action": "deny"})))
+    assert readable(nacm, schema, tree) == {}
