@@ -4882,7 +4882,7 @@ class yc_forwarder_ietf_cats_steering__forwarders_forwarder(PybindBase):
 
   YANG Description: A CATS-Forwarder managed by this C-PS.
   """
-  __slots__ = ('_path_helper', '_extmethods', '__name','__address','__port','__username','__password','__role','__ingress_id','__cs_id','__state',)
+  __slots__ = ('_path_helper', '_extmethods', '__name','__address','__port','__username','__password','__private_key_file','__role','__ingress_id','__cs_id','__state',)
 
   _yang_name = 'forwarder'
   _yang_namespace = 'urn:ietf:params:xml:ns:yang:ietf-cats-steering'
@@ -4898,7 +4898,8 @@ class yc_forwarder_ietf_cats_steering__forwarders_forwarder(PybindBase):
     self.__address = YANGDynClass(base=[RestrictedClassType(base_type=str, restriction_dict={'pattern': '(([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])\\.){3}([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])(%[\\p{N}\\p{L}]+)?'}),RestrictedClassType(base_type=str, restriction_dict={'pattern': '((:|[0-9a-fA-F]{0,4}):)([0-9a-fA-F]{0,4}:){0,5}((([0-9a-fA-F]{0,4}:)?(:|[0-9a-fA-F]{0,4}))|(((25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])))(%[\\p{N}\\p{L}]+)?'}),RestrictedClassType(base_type=str, restriction_dict={'pattern': '((([a-zA-Z0-9_]([a-zA-Z0-9\\-_]){0,61})?[a-zA-Z0-9]\\.)*([a-zA-Z0-9_]([a-zA-Z0-9\\-_]){0,61})?[a-zA-Z0-9]\\.?)|\\.', 'length': ['1..253']}),], is_leaf=True, yang_name="address", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='inet:host', is_config=True)
     self.__port = YANGDynClass(base=RestrictedClassType(base_type=RestrictedClassType(base_type=int, restriction_dict={'range': ['0..65535']},int_size=16), restriction_dict={'range': ['0..65535']}), default=RestrictedClassType(base_type=int, restriction_dict={'range': ['0..65535']},int_size=16)(830), is_leaf=True, yang_name="port", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='inet:port-number', is_config=True)
     self.__username = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..64']}), is_leaf=True, yang_name="username", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
-    self.__password = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..255']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
+    self.__password = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..1024']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
+    self.__private_key_file = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..4096']}), is_leaf=True, yang_name="private-key-file", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
     self.__role = YANGDynClass(unique=True, base=TypedListType(allowed_type=RestrictedClassType(base_type=str,                                     restriction_type="dict_key",                                     restriction_arg={'ingress': {}, 'egress': {}},)), is_leaf=False, yang_name="role", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='enumeration', is_config=True)
     self.__ingress_id = YANGDynClass(base=[RestrictedClassType(base_type=str, restriction_dict={'pattern': '(([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])\\.){3}([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])(%[\\p{N}\\p{L}]+)?'}),RestrictedClassType(base_type=str, restriction_dict={'pattern': '((:|[0-9a-fA-F]{0,4}):)([0-9a-fA-F]{0,4}:){0,5}((([0-9a-fA-F]{0,4}:)?(:|[0-9a-fA-F]{0,4}))|(((25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])))(%[\\p{N}\\p{L}]+)?'}),RestrictedClassType(base_type=str, restriction_dict={'pattern': '[A-Za-z_][A-Za-z0-9_.:/\\-]*', 'length': ['1..128']}),], is_leaf=True, yang_name="ingress-id", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='cats-t:forwarder-id', is_config=True)
     self.__cs_id = YANGDynClass(unique=True, base=TypedListType(allowed_type=[RestrictedClassType(base_type=long, restriction_dict={'range': ['0..4294967295']}, int_size=32),RestrictedClassType(base_type=str, restriction_dict={'pattern': '(([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])\\.){3}([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])(%[\\p{N}\\p{L}]+)?'}),RestrictedClassType(base_type=str, restriction_dict={'pattern': '((:|[0-9a-fA-F]{0,4}):)([0-9a-fA-F]{0,4}:){0,5}((([0-9a-fA-F]{0,4}:)?(:|[0-9a-fA-F]{0,4}))|(((25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])))(%[\\p{N}\\p{L}]+)?'}),RestrictedClassType(base_type=str, restriction_dict={'pattern': '[A-Za-z_][A-Za-z0-9_.:/\\-]*', 'length': ['1..128']}),]), is_leaf=False, yang_name="cs-id", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='cats-t:cs-id', is_config=True)
@@ -5089,8 +5090,15 @@ class yc_forwarder_ietf_cats_steering__forwarders_forwarder(PybindBase):
     Getter method for password, mapped from YANG variable /forwarders/forwarder/password (string)
 
     YANG Description: Password with which the C-PS logs in at the forwarder
-(SSH password authentication).  Access control (RFC
-8341) should deny reading it to all but administrators.
+(SSH password authentication), used when no
+'private-key-file' is configured.  A value given in clear
+(or as '$0$' followed by the clear text) is stored
+encrypted ('$8$' followed by base64) with a key the
+server keeps outside the datastore; reads return the
+encrypted form.  The server treats this leaf as if it
+carried the 'default-deny-all' extension of RFC 8341:
+only users whom a rule explicitly permits (the
+administrators, by default) can read or write it.
     """
     return self.__password
       
@@ -5103,18 +5111,25 @@ class yc_forwarder_ietf_cats_steering__forwarders_forwarder(PybindBase):
     do so via calling thisObj._set_password() directly.
 
     YANG Description: Password with which the C-PS logs in at the forwarder
-(SSH password authentication).  Access control (RFC
-8341) should deny reading it to all but administrators.
+(SSH password authentication), used when no
+'private-key-file' is configured.  A value given in clear
+(or as '$0$' followed by the clear text) is stored
+encrypted ('$8$' followed by base64) with a key the
+server keeps outside the datastore; reads return the
+encrypted form.  The server treats this leaf as if it
+carried the 'default-deny-all' extension of RFC 8341:
+only users whom a rule explicitly permits (the
+administrators, by default) can read or write it.
     """
     if hasattr(v, "_utype"):
       v = v._utype(v)
     try:
-      t = YANGDynClass(v,base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..255']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
+      t = YANGDynClass(v,base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..1024']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
     except (TypeError, ValueError):
       raise ValueError({
           'error-string': """password must be of a type compatible with string""",
           'defined-type': "string",
-          'generated-type': """YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..255']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)""",
+          'generated-type': """YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..1024']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)""",
         })
 
     self.__password = t
@@ -5122,7 +5137,52 @@ class yc_forwarder_ietf_cats_steering__forwarders_forwarder(PybindBase):
       self._set()
 
   def _unset_password(self):
-    self.__password = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..255']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
+    self.__password = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..1024']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
+
+
+  def _get_private_key_file(self):
+    """
+    Getter method for private_key_file, mapped from YANG variable /forwarders/forwarder/private_key_file (string)
+
+    YANG Description: Absolute path, on the C-PS's host, of the SSH private key
+(OpenSSH or PEM format) with which the C-PS logs in at
+the forwarder (SSH public-key authentication; preferred over
+'password', which then need not be stored at all).  The
+file must be readable by its owner only (mode 0600).
+    """
+    return self.__private_key_file
+      
+  def _set_private_key_file(self, v, load=False):
+    """
+    Setter method for private_key_file, mapped from YANG variable /forwarders/forwarder/private_key_file (string)
+    If this variable is read-only (config: false) in the
+    source YANG file, then _set_private_key_file is considered as a private
+    method. Backends looking to populate this variable should
+    do so via calling thisObj._set_private_key_file() directly.
+
+    YANG Description: Absolute path, on the C-PS's host, of the SSH private key
+(OpenSSH or PEM format) with which the C-PS logs in at
+the forwarder (SSH public-key authentication; preferred over
+'password', which then need not be stored at all).  The
+file must be readable by its owner only (mode 0600).
+    """
+    if hasattr(v, "_utype"):
+      v = v._utype(v)
+    try:
+      t = YANGDynClass(v,base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..4096']}), is_leaf=True, yang_name="private-key-file", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
+    except (TypeError, ValueError):
+      raise ValueError({
+          'error-string': """private_key_file must be of a type compatible with string""",
+          'defined-type': "string",
+          'generated-type': """YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..4096']}), is_leaf=True, yang_name="private-key-file", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)""",
+        })
+
+    self.__private_key_file = t
+    if hasattr(self, '_set'):
+      self._set()
+
+  def _unset_private_key_file(self):
+    self.__private_key_file = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..4096']}), is_leaf=True, yang_name="private-key-file", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:ietf:params:xml:ns:yang:ietf-cats-steering', defining_module='ietf-cats-steering', yang_type='string', is_config=True)
 
 
   def _get_role(self):
@@ -5285,13 +5345,14 @@ forwarder: one 'service' entry is kept per CS-ID.
   port = __builtin__.property(_get_port, _set_port)
   username = __builtin__.property(_get_username, _set_username)
   password = __builtin__.property(_get_password, _set_password)
+  private_key_file = __builtin__.property(_get_private_key_file, _set_private_key_file)
   role = __builtin__.property(_get_role, _set_role)
   ingress_id = __builtin__.property(_get_ingress_id, _set_ingress_id)
   cs_id = __builtin__.property(_get_cs_id, _set_cs_id)
   state = __builtin__.property(_get_state)
 
 
-  _pyangbind_elements = OrderedDict([('name', name), ('address', address), ('port', port), ('username', username), ('password', password), ('role', role), ('ingress_id', ingress_id), ('cs_id', cs_id), ('state', state), ])
+  _pyangbind_elements = OrderedDict([('name', name), ('address', address), ('port', port), ('username', username), ('password', password), ('private_key_file', private_key_file), ('role', role), ('ingress_id', ingress_id), ('cs_id', cs_id), ('state', state), ])
 
 
 class yc_forwarders_ietf_cats_steering__forwarders(PybindBase):
