@@ -168,6 +168,9 @@ def committed(session: Session, handoff: Handoff, settings: Settings) -> Session
         return session.with_handoff(handoff)
     session, entry = _new_commitment(session, handoff.target, settings, handoff.record_id)
     done = replace(handoff, commitment_id=entry.commitment_id)
+    if handoff.change_cost:  # M46: the move happened, the session pays for it once
+        account = charge_change(session.account, BudgetDimension.TIME, handoff.change_cost)
+        session = replace(session, account=account)
     return replace(session.with_handoff(done), last_move_at=settings.now, watching=None)
 
 
@@ -263,11 +266,8 @@ def _start_handoff(
         size,
         accepted,
         reservation_id=ids.reservation_id(session.session_id, record_id),
+        change_cost=None if ev.change is None else ev.change.cost,
     )
-    change = ev.change
-    if change is not None and change.cost is not None:
-        account = charge_change(session.account, BudgetDimension.TIME, change.cost)  # M46
-        session = replace(session, account=account)
     allowed, rate = session.reservations.admit(settings.now, settings.max_reservation_rate, None)
     session = replace(session, reservations=rate)
     sma = settings.targets.get(target)

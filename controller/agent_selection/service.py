@@ -25,7 +25,12 @@ from controller.agent_selection.decisions import (
     Decisions,
     Publisher,
 )
-from controller.agent_selection.errors import closed_session, other_tenant, refused
+from controller.agent_selection.errors import (
+    closed_session,
+    handoff_settled,
+    other_tenant,
+    refused,
+)
 from controller.agent_selection.sessions import KeyScope, Session, session_limits
 from controller.agent_selection.state import accuracy_json, session_json
 from controller.agent_selection.values import MODULE
@@ -230,7 +235,9 @@ class AgentSelection:
 
     def state_transfer_notice(self, principal: Principal, members: Json) -> Json:
         """state-transfer-notice (MSG-13): the transfer of a handoff succeeded or failed at
-        source or target; commit only on a usable working set, else abort (P9, M43)."""
+        source or target; commit only on a usable working set, else abort (P9, M43). A
+        completion repeated after the commit is acknowledged (idempotent); any other notice
+        for a settled handoff is refused and changes nothing."""
         del principal
         config = self._decisions.config()
         now = self._decisions.clock()
@@ -248,9 +255,12 @@ class AgentSelection:
             session = self._decisions.sessions[owner]
             before = session.handoff(handoff_id)
             assert before is not None
+            notice = handoff.Notice.of(members)
+            if handoff.stray(before, notice):
+                raise handoff_settled(handoff_id, before.state.value, notice.status)
             _, bounds = self._decisions.policy(config, session)
             settings = self._decisions.settings_for(config, bounds, now)
-            after = handoff.noticed(before, handoff.Notice.of(members), now)
+            after = handoff.noticed(before, notice, now)
             if after.state is handoff.HandoffState.COMMITTED and after.moved:
                 advertiser = self._decisions.book.advertiser.get(after.target)
                 if advertiser is not None:
