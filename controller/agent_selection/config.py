@@ -10,12 +10,19 @@ bounds (:class:`Bounds`: rate limits, retention, handoff timeout; sections 13, 1
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.agent_selection.values import MODULE, ident, integer, number, seconds
-from controller.datastore.api import ServerCore
+from controller.datastore.api import (
+    SYSTEM,
+    DatastoreName,
+    ReadRequest,
+    ServerCore,
+    WithDefaults,
+)
 from controller.selection.mapping import (
     Band,
     BudgetPacing,
@@ -26,9 +33,9 @@ from controller.selection.mapping import (
     Weighted,
 )
 from controller.selection.mapping.vocabulary import Dimension, ThresholdAction
-from controller.service_metrics.running import ParsedRunning, container
+from controller.service_metrics.running import ParsedRunning
 from controller.southbound import Credentials, Target
-from controller.types import CsciId, CsId, Json, RegionId, TenantId, TierName
+from controller.types import CsciId, CsId, DataPath, Json, RegionId, TenantId, TierName
 
 _DIMENSIONS = {d.value: d for d in Dimension}
 
@@ -91,8 +98,18 @@ def _combination(doc: Mapping[str, Any]) -> Weighted | Lexicographic:
     return Weighted(tuple((Dimension(ident(w["dimension"])), float(w["value"])) for w in weights))
 
 
+#: What a leaf absent from a context means. The defaults are the module's (the refines of
+#: ``agent-selection/selection-context``): running is read with them (report-all), so a
+#: configured context always carries them and the code keeps no second copy. These apply
+#: only to a context read without them (a bare test double): no bound, nothing kept.
+NO_TAIL_FACTOR = float("inf")
+NO_RETENTION = 0.0
+NO_TIMEOUT = float("inf")
+
+
 def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
-    """The core's selection context and the C-PS bounds of a ``selection-context``."""
+    """The core's selection context and the C-PS bounds of a ``selection-context`` (the
+    configured one, read with the module's defaults, with the descriptor's overrides)."""
     pacing = doc.get("budget-pacing", {})
     limits = doc.get("rate-limits", {})
     retention = doc.get("decision-record-retention", {})
@@ -116,7 +133,7 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
             ),
         ),
         _combination(doc.get("combination", {})),
-        factor if factor is not None else TAIL_DETECTION_FACTOR,
+        factor if factor is not None else NO_TAIL_FACTOR,
         _limit(limits, "max-decision-rate"),
     )
     after = integer(retention.get("after-close"))
@@ -125,30 +142,18 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
         _limit(limits, "max-decision-rate"),
         _limit(limits, "max-state-query-rate"),
         _limit(limits, "max-reservation-rate"),
-        3600.0 if after is None else float(after),
+        NO_RETENTION if after is None else float(after),
         integer(retention.get("max-records")),
-        HANDOFF_TIMEOUT_S if timeout is None else timeout,
+        NO_TIMEOUT if timeout is None else timeout,
         _limit(limits, "max-advertisement-rate"),
     )
     return built, bounds
 
 
-#: The defaults the module gives the bounds (the ``refine`` of ``agent-selection/
-#: selection-context``): a bound left unconfigured is in force at that value, as a reader of
-#: the YANG expects; a descriptor's selection-context may set its own.
-LIMIT_DEFAULTS = {
-    "max-decision-rate": 60,
-    "max-state-query-rate": 100,
-    "max-advertisement-rate": 10,
-    "max-reservation-rate": 6,
-}
-HANDOFF_TIMEOUT_S = 60.0
-TAIL_DETECTION_FACTOR = 3.0  # the module's default (M35)
-
-
 def _limit(limits: Mapping[str, Any], name: str) -> int | None:
-    value = integer(limits.get(name))
-    return LIMIT_DEFAULTS[name] if value is None else value
+    """A rate limit; None (unbounded) only when neither running nor the descriptor has one
+    (running is read with its defaults, so the module's refine is in force there)."""
+    return integer(limits.get(name))
 
 
 def overridden(configured: Json, override: Mapping[str, Any] | None) -> Json:
@@ -217,5 +222,11 @@ class RunningAgentConfig(ParsedRunning[AgentConfig]):
     """Reads ``agent-selection`` from running, parsed once per revision of running."""
 
     def read(self, core: ServerCore) -> AgentConfig:
-        """The ``agent-selection`` container of running, parsed."""
-        return parse(container(core, MODULE, "agent-selection"), core.reveal)
+        """The ``agent-selection`` container of running with the module's defaults (RFC 6243
+        report-all: the refines of ``selection-context`` are the only defaults), parsed."""
+        path = DataPath(f"/{MODULE}:agent-selection")
+        request = ReadRequest(DatastoreName.RUNNING, path, with_defaults=WithDefaults.REPORT_ALL)
+        document = core.read(request, SYSTEM).document
+        loaded: Any = json.loads(document) if document else {}
+        found = loaded.get(f"{MODULE}:agent-selection", {}) if isinstance(loaded, dict) else {}
+        return parse(found if isinstance(found, dict) else {}, core.reveal)

@@ -199,19 +199,28 @@ def test_section14_advertisements_beyond_the_rate_are_refused_and_dropped(
 
 
 def test_section14_bounds_left_unconfigured_are_the_modules_defaults(schema: Schema) -> None:
-    """rate-limits and handoff-timeout at the values the YANG gives them when unset (the
-    refines of agent-selection/selection-context): an eleventh advertisement in a second is
-    refused without any configuration."""
-    bounds = context({})[1]
+    """Every default of the selection context is the YANG's (the refines of
+    agent-selection/selection-context), read with running: an eleventh advertisement in a
+    second is refused without any configuration."""
+    specs = drafts.example_84(0.5)
+    h = harness(schema, specs)
+    built, bounds = context(h._config().context)
     assert (
         bounds.max_decision_rate,
         bounds.max_state_query_rate,
         bounds.max_advertisement_rate,
         bounds.max_reservation_rate,
         bounds.handoff_timeout,
-    ) == (60, 100, 10, 6, 60.0)
-    specs = drafts.example_84(0.5)
-    h = harness(schema, specs)
+        bounds.retention_after_close,
+    ) == (60, 100, 10, 6, 60.0, 3600.0)
+    stability = built.stability
+    assert (stability.min_interval, stability.min_improvement, stability.sustain_period) == (
+        30.0,
+        0.1,
+        10.0,
+    )
+    assert (built.look_ahead_horizon, built.tail_detection_factor) == (5, 3.0)
+    assert (built.pacing.uneven_spending, built.pacing.reserve_fraction) == (True, 0.2)
     h.clock.now = float(int(h.clock.now) + 10)
     members = h.checked_input("advertise-capability", drafts.capability(specs, h.clock.now))
     for _ in range(10):
