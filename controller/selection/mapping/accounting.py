@@ -4,9 +4,10 @@ Consumption is monotone (7.5, MSG-15): a report is never negative, a repeated re
 charged once. MSG-15 is sent at the completion of a step and again at the end of a turn: a
 turn-scope report states the turn's whole consumption, which includes the step reports of
 that turn, so a turn's line is the larger of the sum of its step reports and its turn report,
-and the session is charged only what that adds (consumption is never counted twice). The change cost of a move is charged to the session it serves (M46). Pacing
-holds back a reserve for the remaining steps (M38); a threshold crossing paces or refuses
-the step (DP9, T9). Every function returns a new value.
+and the session is charged only what that adds (consumption is never counted twice). The
+change cost of a move is charged to the session it serves once the move happened (M46).
+Pacing holds back a reserve for the remaining steps (M38); a threshold crossing paces or
+refuses the step (DP9, T9). Every function returns a new value.
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ def test_m25_t3_after_a_pause_an_evicted_holder_keeps_no_affinity() -> None:
 
 @pytest.mark.parametrize(("best", "moves"), [(-1.8, True), (-1.81, False)])
 def test_83_min_improvement_is_a_fraction_of_the_current_suitability(
-    best: float, moves: bool
+    best: float,
+    moves: bool,  # noqa: FBT001
 ) -> None:
     """min-improvement 0.1 at a current suitability of -2.0: -1.8 improves by exactly 10 %
     and may move; -1.81 (9.5 %) may not, although 0.19 s is above 0.1 s (the absolute
