@@ -97,7 +97,11 @@ class AgentSelection:
 
     def submit_descriptor(self, principal: Principal, members: Json) -> Json:
         """submit-descriptor (MSG-1): P0 admission of a new session (DP1), or a revised
-        descriptor of a running one (P2) decided at T1 unless another trigger is named."""
+        descriptor of a running one (P2), evaluated at once at T1 unless another trigger is
+        named: a revision is a decision point of its own, whatever the commitment covers,
+        and the step it describes is not yet in flight (no step-boundary needs to come
+        first). The same descriptor again is a retry: deferred while the commitment covers
+        its step."""
         del principal
         doc: Json = dict(members["descriptor"])
         session_id = SessionId(str(doc["session-id"]))
@@ -113,6 +117,7 @@ class AgentSelection:
                 raise closed_session("submit-descriptor", "descriptor/session-id", session_id)
             step = session.step if session is not None else None
             desc = descriptors.descriptor(doc, step_id=step)
+            revised = True
             if session is None:
                 account = SessionAccount.opened(session_limits(desc))
                 session = Session(
@@ -128,7 +133,8 @@ class AgentSelection:
                     account=account,
                 )
                 trigger = None
-            else:
+            else:  # P2: a revision is a decision point of its own, not a step in flight
+                revised = doc != session.descriptor_doc
                 session = replace(
                     session,
                     descriptor_doc=doc,
@@ -136,12 +142,13 @@ class AgentSelection:
                     last_activity=now,
                     turn=desc.turn_id or session.turn,
                     step=desc.step_id,
+                    step_in_flight=session.step_in_flight and not revised,
                 )
                 trigger = trigger or Trigger.T1
             self._decisions.store(session)
         for request in descriptors.refinement_requests(desc, doc):  # MSG-3
             self._decisions.publish(request)
-        decided = self._decisions.decide(session_id, trigger, force=trigger is None)
+        decided = self._decisions.decide(session_id, trigger, force=trigger is None or revised)
         return decided.reply
 
     def step_boundary(self, principal: Principal, members: Json) -> Json:

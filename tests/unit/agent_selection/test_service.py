@@ -238,6 +238,27 @@ def test_p1_a_step_the_commitment_covers_is_not_decided_again(schema: Schema) ->
     assert len(h.session("s-1")["decision-record"]) == 1
 
 
+def test_p2_a_revised_descriptor_of_the_running_step_is_evaluated_as_a_decision_point(
+    schema: Schema,
+) -> None:
+    """Step 30 runs at C (the context is there); the gateway revises its descriptor: the
+    context is no longer needed. B is 0.2 s/step faster and holds the documents, so the
+    revision moves the session, although the step-boundary announced the step in flight."""
+    h = harness(schema, drafts.example_68(b_delay=0.6), drafts.CONTEXT_68)
+    _admit(h, "s-rev", drafts.descriptor_68("s-rev", 29))
+    h.clock.now += 300
+    h.call("step-boundary", {"session-id": "s-rev", "turn-id": 1, "step-id": 30})
+    assert h.session("s-rev")["decision-record"][-1]["outcome"] == KEEP
+    assert h.session("s-rev")["step-in-flight"] is True
+    revised = drafts.descriptor_68("s-rev", 30)
+    revised["working-set"]["element"] = [drafts.DOC_SET]
+    reply = h.call("submit-descriptor", {"descriptor": revised})
+    assert reply["evaluation"] == "completed"
+    assert (reply["outcome"], reply["selected"]) == (MOVE, "B")  # hold-and-watch before
+    check = h.session("s-rev")["decision-record"][-1]["stability"]
+    assert check["step-in-flight"] is False
+
+
 def test_p8_a_repeated_decision_never_makes_a_second_commitment(schema: Schema) -> None:
     h = harness(schema, drafts.example_84(0.5))
     _admit(h, "s-1", drafts.descriptor_84("s-1"))
