@@ -7,7 +7,7 @@ rendered when a reply is sent or the state is read; identities get their module 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from controller.agent_selection.handoff import Handoff, HandoffState
 from controller.agent_selection.sessions import CommitmentRecord
@@ -19,7 +19,8 @@ from controller.selection.mapping import (
     FailureReport,
     Lexicographic,
 )
-from controller.selection.mapping.vocabulary import Element, Reason
+from controller.selection.mapping.findings import QualifiedValue
+from controller.selection.mapping.vocabulary import Element, Reason, ValueCondition
 from controller.types import Json
 
 TYPES = "ietf-cats-types"
@@ -192,6 +193,36 @@ def _valuation(result: CandidateResult) -> Json:
         found["band"] = str(scored.band)
     if scored.meets_objective is not None:
         found["tail-ok"] = scored.meets_objective
+    elif _tail_substituted(v.qualified):
+        found["tail-verified"] = False
+    return found
+
+
+def _tail_substituted(values: Sequence[QualifiedValue]) -> bool:
+    return any(
+        q.condition in (ValueCondition.MEAN_FOR_TAIL, ValueCondition.UNKNOWN)
+        and q.element in (Element.PATH_SET, Element.QUEUE_DELAY, Element.STEP_LATENCY)
+        for q in values
+    )
+
+
+def qualified_values(values: Sequence[QualifiedValue]) -> list[Json]:
+    """The record's qualified-value list (7.5, M18, M20, M34): every value the decision used
+    that was unknown, stale, unattributed, a mean for a tail or an estimate, and how."""
+    found: list[Json] = []
+    for index, value in enumerate(values):
+        entry: Json = {
+            "index": index,
+            "element": qualified(value.element.value),
+            "condition": value.condition.value,
+            "used-in": value.used_in.value,
+            "effect": value.effect.value,
+        }
+        if value.csci_id is not None:
+            entry["csci-id"] = value.csci_id
+        if value.reuse_key is not None:
+            entry["reuse-key"] = value.reuse_key
+        found.append(entry)
     return found
 
 
@@ -272,6 +303,7 @@ def decision_record(record_id: int, ev: Evaluation, descriptor: Json, extra: Jso
             ),
             ("degradation-applied", _identities(ev.degradation_applied)),
             ("failure", None if ev.failure is None else failure(ev.failure)),
+            ("qualified-value", qualified_values(ev.qualified)),
         ),
     )
     found.update(extra)

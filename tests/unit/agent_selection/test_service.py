@@ -451,3 +451,40 @@ def test_p1_a_turn_whose_steps_are_never_announced_is_one_step(schema: Schema) -
     (turn,) = [t for t in session["accounting"]["turn"] if t["turn-id"] == 2]
     assert turn["budget"][0]["consumed"] == "1500.000"
     assert "step" not in turn  # the whole turn is the step
+
+
+def test_m34_a_mean_for_a_p95_objective_is_unverified_and_named_in_the_record(
+    schema: Schema,
+) -> None:
+    """C reports its step latency as a mean only; the 2 s p95 objective is a preference (the
+    YANG default role): the record does not say tail-ok true for C, it says the tail is
+    unverified and names the substitution in qualified-value."""
+    specs = drafts.example_84(0.5)
+    h = harness(schema, specs)
+    advert = drafts.capability(specs, h.clock.now, sequence=2)
+    c = next(x for x in advert["candidate"] if x["csci-id"] == "C")
+    latency = c["computing"]["step-latency"]
+    latency["mean"] = latency.pop("p95")
+    del latency["median"]
+    h.call("advertise-capability", advert)
+    _admit(h, "s-mean", drafts.descriptor_84("s-mean"))
+    (record,) = h.session("s-mean")["decision-record"]
+    by_id = {x["csci-id"]: x["valuation"] for x in record["candidate"]}
+    assert "tail-ok" not in by_id["C"]
+    assert by_id["C"]["tail-verified"] is False
+    assert by_id["B"]["tail-ok"] is True  # B's p95 was reported: verified
+    substituted = [
+        q
+        for q in record["qualified-value"]
+        if q["csci-id"] == "C" and q["condition"] == "mean-for-tail"
+    ]
+    assert substituted == [
+        {
+            "index": substituted[0]["index"],
+            "element": f"{AS}:step-latency",
+            "csci-id": "C",
+            "condition": "mean-for-tail",
+            "used-in": "preference",
+            "effect": "preference-reported",
+        }
+    ]
