@@ -233,3 +233,41 @@ def test_the_handoff_timeout_aborts() -> None:
     assert machine.expired(start, 129.0) is start
     late = machine.expired(start, 131.0)
     assert late.abort_reason is AbortReason.HANDOFF_TIMEOUT
+
+
+TOOL_RESULT = drafts.element("tr", "tool-result", 1e5, 0, role="constraint")
+
+
+def test_p9_a_first_placement_that_assumes_a_transfer_reserves_and_commits_on_usable() -> None:
+    """Y is nearer but lacks the tool result X holds (a tool result is never recomputed):
+    its valuation assumes a transfer from X, so the admission reserves at Y and commits only
+    when Y reports the result usable; before, it committed at once with no reservation."""
+    with Schema() as schema:
+        specs = [
+            drafts.Spec("X", delay=0.9, holds=("tr",)),
+            drafts.Spec("Y", delay=0.1),
+        ]
+        h = harness(schema, specs)
+        desc = drafts.descriptor("s-tr", 1, [TOOL_RESULT])
+        reply = h.call("submit-descriptor", {"descriptor": desc})
+        assert reply["selected"] == "Y"
+        assert "commitment" not in reply  # not committed before the transfer
+        (reserve,) = [c for c in h.csma.calls if c[0] == "reserve-state"]
+        assert reserve[2]["csci-id"] == "Y"
+        assert [e["reuse-key"] for e in reserve[2]["element"]] == ["tr"]
+        session = h.session("s-tr")
+        (handoff,) = session["handoff"]
+        assert (handoff["source"], handoff["target"], handoff["state"]) == ("X", "Y", "reserved")
+        assert "commitment" not in session
+        h.call(
+            "state-transfer-notice",
+            {
+                "handoff-id": handoff["handoff-id"],
+                "reporter": "target",
+                "status": "completed",
+                "usable-key": ["tr"],
+                "at": drafts.iso(h.clock.now),
+            },
+        )
+        (commitment,) = h.session("s-tr")["commitment"]
+        assert (commitment["csci-id"], commitment["state"]) == ("Y", "active")
