@@ -5,8 +5,9 @@ the first commitment, or starts a handoff towards the selected candidate (the co
 at the source until the handoff commits, M26). A first placement whose valuation assumed a
 transfer of state from another candidate is acted on as one too: reserve at the target,
 transfer from the holder, and commit only when the target reports the state usable (6.7,
-P9): a valuation that assumed a transfer is never committed without it; it returns the notifications to publish and the
-reservations and releases to send, so the caller does the I/O outside its lock.
+P9): a valuation that assumed a transfer is never committed without it. It returns the
+notifications to publish and the reservations and releases to send, so the caller does the
+I/O outside its lock.
 :func:`committed` and :func:`settled_handoff` finish a handoff. Pure: no I/O, no clock.
 """
 
@@ -267,23 +268,17 @@ def transfer_source(ev: Evaluation, target: CsciId) -> CsciId | None:
 
 
 def _start_handoff(
-    session: Session,
-    ev: Evaluation,
-    record_id: int,
-    settings: Settings,
-    fx: Effects,
-    source_id: CsciId | None = None,
+    session: Session, ev: Evaluation, record_id: int, settings: Settings, fx: Effects
 ) -> tuple[Session, str]:
     """P9 begins: reserve at the target (rate-limited, 14); a handoff already on its way to
     the same target is reused (no second reservation); one to another target is superseded.
-    ``source_id`` names the holder to transfer from when the session has no commitment yet
-    (a placement whose valuation assumed a transfer); otherwise it is the instance in force."""
+    The source is the instance in force, or, for a session without a commitment (a first
+    placement whose valuation assumed a transfer), the holder :func:`transfer_source` names."""
     target = ev.selected
     assert target is not None
-    if source_id is None:
-        source = session.in_force
-        assert source is not None
-        source_id = source.commitment.csci_id
+    source = session.in_force
+    source_id = transfer_source(ev, target) if source is None else source.commitment.csci_id
+    assert source_id is not None
     for other in session.handoffs:
         if not other.terminal and other.target == target:
             return session, other.handoff_id
@@ -360,7 +355,7 @@ def settle(
         current = session.in_force
         source = transfer_source(ev, ev.selected) if current is None else None
         if source is not None:  # the valuation assumed a transfer: reserve, transfer, commit
-            session, handoff_id = _start_handoff(session, ev, record_id, settings, fx, source)
+            session, handoff_id = _start_handoff(session, ev, record_id, settings, fx)
         elif current is None:
             session, held = _new_commitment(session, ev.selected, settings, record_id)
         elif ev.selected == current.commitment.csci_id:
