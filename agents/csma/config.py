@@ -53,7 +53,7 @@ class Reporting:
 
     interval: float = 1.0  # seconds between looks at the cache
     heartbeat: float = 60.0  # seconds between heartbeats (or full reports)
-    heartbeat_full: bool = False  # send full reports instead of heartbeat reports
+    heartbeat_full: bool = True  # each heartbeat refreshes the current values (full report)
     aggregation: Aggregation = Aggregation.PER_SCI
     site_csci_id: str | None = None  # the aggregated entry's CSCI-ID (default: the site)
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -153,7 +153,7 @@ def _reporting(table: Table) -> Reporting:
         "computing-time-estimate",
         "computing-time-estimates",
     )
-    kind = table.text("heartbeat-kind", "heartbeat")
+    kind = table.text("heartbeat-kind", "full")
     if kind not in {"heartbeat", "full"}:
         raise table.error("heartbeat-kind", f"expected heartbeat or full, got {kind!r}")
     return Reporting(
