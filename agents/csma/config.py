@@ -48,6 +48,15 @@ class Aggregation(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Advertising:
+    """MSG-4 (agents.csma.capability): how often the C-SMA advertises its instances' capability
+    and load to the C-PS (seconds; 0: never). The freshness bound it states is three intervals,
+    so one lost advertisement does not age the view out."""
+
+    interval: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
 class Reporting:
     """When and how the C-SMA reports to the C-PS (service-metrics-op 6.1, 8)."""
 
@@ -85,6 +94,7 @@ class CsmaConfig:
     users: tuple[UserConfig, ...] = ()
     instances: tuple[InstanceConfig, ...] = ()
     reservations: Policy = field(default_factory=Policy)
+    advertising: Advertising = field(default_factory=Advertising)
 
     @property
     def site_csci_id(self) -> str:
@@ -180,6 +190,7 @@ def parse_config(document: Table, base: Path, now: float) -> CsmaConfig:
         "server",
         "cps",
         "reporting",
+        "advertising",
         "users",
         "reservations",
         "instances",
@@ -197,7 +208,16 @@ def parse_config(document: Table, base: Path, now: float) -> CsmaConfig:
         read_users(document.tables("users"), base),
         instances,
         read_reservations(document.table("reservations")),
+        _advertising(document.table("advertising")),
     )
+
+
+def _advertising(table: Table) -> Advertising:
+    table.allow("interval")
+    interval = float(table.decimal("interval", Decimal(30)))
+    if interval < 0:
+        raise table.error("interval", "expected seconds, 0 or more (0: never)")
+    return Advertising(interval)
 
 
 def load_config(path: Path) -> CsmaConfig:

@@ -5,10 +5,10 @@ threshold (a single slot on a small site, :func:`gas_crossed`), Computing Time b
 relative one, the health changes, or the heartbeat interval expires. Each heartbeat carries
 the current values by default (a full report, service-metrics-op 6.1, 8: the heartbeat
 refreshes the C-PS's view), so a change below every threshold reaches the C-PS within one
-heartbeat however long it lasts. The comparison is against the values the C-PS acknowledged, so small
-changes that add up are reported once they cross a threshold; the rules are those of the
-C-PS's update-control/delta-threshold (ietf-cats-service-metrics), so both sides agree on
-what is significant. Pure: values in, a :class:`Plan` out.
+heartbeat however long it lasts. The comparison is against the values the C-PS
+acknowledged, so small changes that add up are reported once they cross a threshold; the
+rules are those of the C-PS's update-control/delta-threshold (ietf-cats-service-metrics), so
+both sides agree on what is significant. Pure: values in, a :class:`Plan` out.
 """
 
 from __future__ import annotations
@@ -56,8 +56,11 @@ def gas_crossed(old: int, new: int, thresholds: Thresholds) -> bool:
     rule (controller.service_metrics.control.significant).
     """
     moved = abs(new - old)
-    limit = thresholds.gas_relative * old
-    return moved > 0 and (moved > thresholds.gas_absolute or moved * 100 > limit or limit <= 100)
+    limit = thresholds.gas_relative * old  # in hundredths of a slot
+    one_slot = 100
+    return moved > 0 and (
+        moved > thresholds.gas_absolute or moved * 100 > limit or limit <= one_slot
+    )
 
 
 def significant(old: Entry, new: Entry, thresholds: Thresholds) -> bool:

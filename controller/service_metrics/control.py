@@ -50,6 +50,9 @@ def changed_metrics(old: CstEntry, new: CstEntry) -> tuple[Metric, ...]:
     return tuple(metric for metric, before, after in pairs if before != after)
 
 
+_ONE_SLOT = 100  # a relative GAS threshold of one slot or less: any change counts
+
+
 def significant(old: CstEntry, new: CstEntry, delta: DeltaThreshold) -> bool:
     """Whether a change from the announced ``old`` to ``new`` crosses a delta threshold (8).
 
@@ -60,8 +63,8 @@ def significant(old: CstEntry, new: CstEntry, delta: DeltaThreshold) -> bool:
     thresholds.
     """
     gas, was = new.gas, old.gas  # the percent tests are _relative's, inlined (per entry)
-    moved, limit = abs(gas - was), delta.gas_relative * was
-    if moved and (moved > delta.gas_absolute or moved * 100 > limit or limit <= 100):
+    moved, limit = abs(gas - was), delta.gas_relative * was  # limit: hundredths of a slot
+    if moved and (moved > delta.gas_absolute or moved * 100 > limit or limit <= _ONE_SLOT):
         return True
     took = old.computing_time
     if abs(new.computing_time - took) * 100 > delta.computing_time_relative * took:

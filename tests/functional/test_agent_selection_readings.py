@@ -22,11 +22,13 @@ from tests.functional.restconf_server import (
     ADMIN,
     JSON,
     Server,
+    admin_policy,
     free_port,
     running_server,
     write_init,
 )
 from tests.functional.test_agent_selection import Csma, call, csma_process, session
+from tests.functional.test_sci import wait_for
 from tests.unit.agent_selection import drafts
 
 pytestmark = pytest.mark.functional
@@ -59,6 +61,18 @@ REFUSED = drafts.renamed(drafts.example_68(0.6), "r-", "s-refused")
 REVISED = drafts.renamed(drafts.example_68(0.6), "v-", "s-revised")
 # 7: any admitted session.
 ACCOUNTED = drafts.renamed(drafts.example_84(0.5), "a-", "s-accounted")
+# 8: a candidate whose computing view only its C-SMA advertises (nobody else does).
+ADVERTISED = drafts.Spec("adv-X", service="s-advertised")
+CAPABILITY = {
+    "tier": "capable",
+    "context-window": 200000,
+    "modes": ["request-response", "tool-call"],
+    "precisions": ["bf16", "fp8"],
+    "prefill-rate": 10000,
+    "memory-free": 40 * 10**9,
+    "weights": 15_230_000_000,
+    "load-rate": 2000,
+}
 ALL = [
     *UNKNOWN,
     *TRANSFER,
@@ -68,6 +82,7 @@ ALL = [
     *REFUSED,
     *REVISED,
     *ACCOUNTED,
+    ADVERTISED,
 ]
 
 
@@ -79,7 +94,15 @@ def _instance(spec: drafts.Spec) -> Json:
     if spec.csci_id == "u-Y":
         state.append({"tenant": drafts.TENANT, "reuse-key": "tr", "presence": "unknown"})
     capacity = 1000 if spec.csci_id == "r-B" else 10**12
-    return {"csci-id": spec.csci_id, "cs-id": spec.service, "capacity": capacity, "state": state}
+    found: Json = {
+        "csci-id": spec.csci_id,
+        "cs-id": spec.service,
+        "capacity": capacity,
+        "state": state,
+    }
+    if spec is ADVERTISED:
+        found["capability"] = CAPABILITY
+    return found
 
 
 @dataclass
@@ -104,7 +127,9 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     }
     instances = [_instance(s) for s in ALL]
     with contextlib.ExitStack() as stack:
-        csma = stack.enter_context(csma_process(folder, "csma-r", instances, login, report))
+        csma = stack.enter_context(
+            csma_process(folder, "csma-r", instances, login, report, advertising={"interval": 1})
+        )
         csma.wait()
         document = drafts.config(ALL, lambda _: csma.c_sma())
         del document["selection-context"]  # the module's defaults
@@ -115,6 +140,7 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
         seed: dict[str, object] = {
             "ietf-system:system": {"authentication": {"user": users}},
             f"{AS}:agent-selection": document,
+            **admin_policy(csma=["csma-r"]),  # the C-SMA's user may advertise (MSG-4)
         }
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", seed)
@@ -122,7 +148,8 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
             running_server(folder / "cps" / "state", init, port=cps_port, netconf_port=free_port())
         )
         now = time.time()
-        call(cps, "advertise-capability", drafts.capability(ALL, now))
+        others = [s for s in ALL if s is not ADVERTISED]
+        call(cps, "advertise-capability", drafts.capability(others, now, source="test-c-sma"))
         call(cps, "advertise-forwarding-view", drafts.forwarding(ALL, now))
         yield Bed(cps, csma)
 
@@ -294,3 +321,23 @@ def test_7_a_turn_report_does_not_count_its_steps_twice(bed: Bed) -> None:
     report("acc-t", "5500", "turn")  # the whole turn: 500 ms beyond its steps
     line = _time_line(session(bed.cps, "r-acc"))
     assert float(line["consumed"]) == pytest.approx(5500.0)  # 10500 before
+
+
+def test_8_the_csma_advertises_its_instances_capability_itself(bed: Bed) -> None:
+    """MSG-4 from ``catsctl csma``: nobody else advertises adv-X, whose tier the descriptor
+    requires; once the C-SMA's own advertisement arrived (it refreshes every second) adv-X is
+    eligible. Before, it stayed excluded, its tier unknown."""
+    attempt = iter(range(1000))
+
+    def selected() -> Json | None:
+        session_id = f"r-adv-{next(attempt)}"
+        desc = drafts.descriptor(session_id, 1, [drafts.DOCS], "s-advertised")
+        reply = call(bed.cps, "submit-descriptor", {"descriptor": desc})
+        return reply if reply.get("selected") == "adv-X" else None
+
+    reply = wait_for("adv-X selected on its C-SMA's advertisement", selected, timeout=30)
+    assert "excluded" not in reply
+    record = session(bed.cps, reply["session-id"])["decision-record"][0]
+    (candidate,) = record["candidate"]
+    computing = candidate["valuation"]
+    assert computing["forwarding"]["expected-time"]  # the test's C-NMA view
