@@ -229,9 +229,7 @@ class CsmaService:
 
     def instance_entries(self) -> dict[EntryKey, Entry]:
         """Each SCI's entry as it stands now (what MSG-4 says of the instance's load)."""
-        with self._lock:
-            current = self._values.cache
-        live = cache.live(current, self._clock())
+        live = cache.live(self._values.cache, self._clock())  # one read of an immutable value
         return aggregate.per_sci(live, self.config.reporting.estimates)
 
     def _sweep(self) -> None:
