@@ -23,6 +23,7 @@ from controller.datastore.api import (
     ServerCore,
     WithDefaults,
 )
+from controller.model import Schema
 from controller.selection.mapping import (
     Band,
     BudgetPacing,
@@ -213,6 +214,14 @@ def parse(doc: Mapping[str, Any], reveal: Callable[[str], str] = _as_is) -> Agen
         {c.csci_id: c for c in candidates},
         logins,
     )
+
+
+def with_defaults(doc: Json, schema: Schema) -> Json:
+    """An ``agent-selection`` container validated and completed with the module's defaults:
+    what running gives a report-all read (for a configuration that does not come from one)."""
+    document = json.dumps({f"{MODULE}:agent-selection": doc})
+    found: Json = json.loads(schema.with_defaults(document)).get(f"{MODULE}:agent-selection", {})
+    return found
 
 
 ConfigSource = Callable[[], AgentConfig]

@@ -80,28 +80,29 @@ class AgentSelection:
         with self._decisions.lock:
             held = list(self._decisions.sessions)
         self._decisions.steer(held)
+        self._decisions.feeds.sync(self._decisions.config())
         self._sweeper.start()
 
     def close(self) -> None:
-        """Stop the sweeper and close the sessions to the C-SMAs."""
+        """Stop the sweeper and close the sessions and subscriptions to the C-SMAs."""
         self._sweeper.stop()
+        self._decisions.feeds.close()
         self._decisions.agents.close()
 
     def sweep(self) -> None:
         """Abort handoffs past their reservation or timeout; withdraw the steering of expired
         commitments (P8) and hand again what was not handed or not placed; purge closed
-        sessions."""
+        sessions; subscribe to the C-SMAs running names now (M42)."""
         softstate.sweep(self._decisions)
+        self._decisions.feeds.sync(self._decisions.config())
 
     # ------------------------------------------------------------------ MSG-1, MSG-2, MSG-8
 
     def submit_descriptor(self, principal: Principal, members: Json) -> Json:
-        """submit-descriptor (MSG-1): P0 admission of a new session (DP1), or a revised
-        descriptor of a running one (P2), evaluated at once at T1 unless another trigger is
-        named: a revision is a decision point of its own, whatever the commitment covers,
-        and the step it describes is not yet in flight (no step-boundary needs to come
-        first). The same descriptor again is a retry: deferred while the commitment covers
-        its step."""
+        """submit-descriptor (MSG-1): P0 admission (DP1), or a revised descriptor (P2),
+        decided at once at T1 unless another trigger is named: a decision point of its own,
+        its step not in flight (no step-boundary first). The same descriptor again is a
+        retry, deferred while the commitment covers its step."""
         del principal
         doc: Json = dict(members["descriptor"])
         session_id = SessionId(str(doc["session-id"]))
@@ -193,8 +194,7 @@ class AgentSelection:
         return {}
 
     def evaluate(self, principal: Principal, members: Json) -> Json:
-        """evaluate (MSG-8 -> MSG-9) at the named trigger, with an optional revised
-        descriptor."""
+        """evaluate (MSG-8 -> MSG-9) at the named trigger, optionally a revised descriptor."""
         del principal
         trigger = Trigger(str(members["trigger"]).split(":")[-1])
         point_name = members.get("decision-point")
@@ -230,8 +230,7 @@ class AgentSelection:
         return reply
 
     def _open(self, members: Json, operation: str, now: float) -> Session:
-        """Under the lock: purge, then the open session ``session-id`` names; an unknown one
-        is refused, and so is one that is closed or failed."""
+        """Under the lock: purge, then the open session ``session-id`` names (else refused)."""
         softstate.purge(self._decisions, now)
         session = self._decisions.session(members["session-id"], operation, "session-id")
         if not session.open:
@@ -241,10 +240,9 @@ class AgentSelection:
     # ------------------------------------------------------------------ MSG-13
 
     def state_transfer_notice(self, principal: Principal, members: Json) -> Json:
-        """state-transfer-notice (MSG-13): the transfer of a handoff succeeded or failed at
-        source or target; commit only on a usable working set, else abort (P9, M43). A
-        completion repeated after the commit is acknowledged (idempotent); any other notice
-        for a settled handoff is refused and changes nothing."""
+        """state-transfer-notice (MSG-13): commit only on a usable working set, else abort
+        (P9, M43); a completion repeated after the commit is acknowledged, any other notice
+        for a settled handoff refused (it changes nothing)."""
         del principal
         config = self._decisions.config()
         now = self._decisions.clock()

@@ -36,8 +36,9 @@ from tempfile import TemporaryDirectory
 import requests
 
 from controller.agent_selection import AgentSelection
-from controller.agent_selection.config import AgentConfig, parse
+from controller.agent_selection.config import AgentConfig, parse, with_defaults
 from controller.datastore.api import SYSTEM
+from controller.model import Schema
 from controller.selection.mapping import EvaluationRequest, Policy, evaluate
 from controller.types import Json
 from tests.unit.agent_selection import drafts
@@ -89,7 +90,8 @@ def descriptor(session: str) -> Json:
 
 def service(candidates: list[drafts.Spec]) -> tuple[AgentSelection, AgentConfig]:
     """The handlers over an in-memory C-SMA, the candidates advertised."""
-    config = parse(drafts.config(candidates, 830))
+    with Schema() as schema:  # the module's defaults, as running has them
+        config = parse(with_defaults(drafts.config(candidates, 830), schema))
     double = CsmaDouble()
     for csci_id, key in drafts.holdings(candidates):
         double.hold(csci_id, drafts.TENANT, key)

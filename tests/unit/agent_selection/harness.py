@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from controller.agent_selection import AgentSelection, AgentSelectionSettings
-from controller.agent_selection.config import AgentConfig, parse
+from controller.agent_selection.config import AgentConfig, parse, with_defaults
 from controller.agent_selection.steering import NoSteering, Steering
 from controller.datastore import rpc
 from controller.datastore.api import SYSTEM
@@ -57,8 +57,7 @@ class Harness:
         document = json.dumps({f"{AS}:agent-selection": self.config}, sort_keys=True)
         cached = self._parsed.get(document)
         if cached is None:
-            found = json.loads(self.schema.with_defaults(document))
-            cached = parse(found.get(f"{AS}:agent-selection", {}))
+            cached = parse(with_defaults(self.config, self.schema))
             self._parsed = {document: cached}
         return cached
 
