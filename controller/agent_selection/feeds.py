@@ -23,6 +23,7 @@ from controller.southbound.subscription import Listener, Subscription
 from controller.types import Json
 
 EVENT = f"{MODULE}:state-presence-changed"
+SUBTREE = f'<state-presence-changed xmlns="urn:ietf:params:xml:ns:yang:{MODULE}"/>'  # RFC 5277
 
 
 class Closable(Protocol):
@@ -63,7 +64,12 @@ class NetconfSubscriptions:
                 self._codec = RpcCodec(self._schema.context)
             codec = self._codec
         made = Subscription(
-            (target.address, target.port), credentials, codec, listener, settings=self._settings
+            (target.address, target.port),
+            credentials,
+            codec,
+            listener,
+            settings=self._settings,
+            subtree=SUBTREE,
         )
         made.start()
         return made

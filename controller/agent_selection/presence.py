@@ -58,6 +58,12 @@ class Plan:
     keys: list[ReuseKey]
 
 
+def _gap(fact: _Fact, recent: float) -> bool:
+    """Whether a fact must be asked again: learned too long ago, or 'unknown' (unknown is
+    kept for the decision that asked, never relied on by the next, MSG-6)."""
+    return fact.learned < recent or fact.view.presence is Presence.UNKNOWN
+
+
 class PresenceCache:
     """Presence per (instance, tenant, reuse key), kept while its C-SMA's subscription
     stands; thread-safe."""
@@ -105,7 +111,7 @@ class PresenceCache:
             for csci_id in ids:
                 known = self._known.get((csci_id, tenant))
                 facts = {} if known is None else known.facts
-                gaps = [k for k in keys if (f := facts.get(k)) is None or f.learned < recent]
+                gaps = [k for k in keys if (f := facts.get(k)) is None or _gap(f, recent)]
                 if gaps or known is None:
                     ask.append(csci_id)
                     missing.update(dict.fromkeys(gaps))
@@ -155,14 +161,10 @@ class PresenceCache:
             key = ReuseKey(str(element["reuse-key"]))
             stamp = seen.meta.collected_at or 0.0
             held = known.facts.get(key)
-            if seen.presence is Presence.UNKNOWN:
-                known.facts.pop(key, None)  # unknown is not knowledge: ask again next time
-            elif held is None or held.stamp <= stamp:
+            if held is None or held.stamp <= stamp:
                 meta = Metadata(now, self._lifetime, seen.meta.source, seen.meta.confidence)
                 known.facts[key] = _Fact(replace(seen, meta=meta), stamp, now)
-            else:
-                continue
-            known.map = None
+                known.map = None
         return known
 
     @staticmethod

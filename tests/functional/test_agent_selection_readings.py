@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from controller.auth import hash_password
+from controller.southbound import Credentials, NetconfStateAgents
 from controller.types import Json
 from tests.functional.restconf_server import (
     ADMIN,
@@ -73,6 +74,12 @@ CAPABILITY = {
     "weights": 15_230_000_000,
     "load-rate": 2000,
 }
+# 9: presence learned by subscription: sb-A holds ka, sb-B does not (until reserved there).
+SUBSCRIBED = [
+    drafts.Spec("sb-A", delay=0.2, holds=("ka",), service="s-subscribed"),
+    drafts.Spec("sb-B", delay=0.1, service="s-subscribed"),
+]
+KA = drafts.element("ka", "retrieved-material", 2e9, 50_000)
 ALL = [
     *UNKNOWN,
     *TRANSFER,
@@ -83,6 +90,7 @@ ALL = [
     *REVISED,
     *ACCOUNTED,
     ADVERTISED,
+    *SUBSCRIBED,
 ]
 
 
@@ -341,3 +349,65 @@ def test_8_the_csma_advertises_its_instances_capability_itself(bed: Bed) -> None
     (candidate,) = record["candidate"]
     computing = candidate["valuation"]
     assert computing["forwarding"]["expected-time"]  # the test's C-NMA view
+
+
+def test_9_presence_comes_by_subscription_and_only_the_unknown_is_asked(bed: Bed) -> None:
+    """Once the C-PS's subscription to the C-SMA stands, a decision asks query-state nothing
+    it knows; a change at the C-SMA (ka reserved at sb-B) reaches the next decision through
+    state-presence-changed, without a query."""
+    desc = drafts.descriptor("r-sub", 1, [KA], "s-subscribed")
+    call(bed.cps, "submit-descriptor", {"descriptor": desc})
+
+    def asked() -> int:
+        return len(bed.csma.exchanges("query-state", "r-sub"))
+
+    def evaluate() -> Json:
+        call(bed.cps, "evaluate", {"session-id": "r-sub", "trigger": f"{AS}:t2-turn-start"})
+        record: Json = session(bed.cps, "r-sub")["decision-record"][-1]
+        return record
+
+    def quiet() -> bool:  # a decision that asked nothing: the cache stands
+        before = asked()
+        evaluate()
+        return asked() == before
+
+    wait_for("a decision without query-state", quiet, timeout=30)
+    before = asked()
+    for _ in range(3):
+        evaluate()
+    assert asked() == before  # it asked every time before
+    first = evaluate()
+    b = next(c for c in first["candidate"] if c["csci-id"] == "sb-B")["valuation"]
+    assert float(b["state-cost"]) > 0  # sb-B lacks ka
+    agents = NetconfStateAgents(Credentials(*bed.csma.login))
+    try:
+        reply = agents.reserve_state(
+            bed.csma.target,
+            {
+                "reservation-id": "rsv-sub",
+                "session-id": "x-operator",
+                "tenant": drafts.TENANT,
+                "handoff-id": "ho-sub",
+                "csci-id": "sb-B",
+                "element": [
+                    {
+                        "reuse-key": "ka",
+                        "element-class": f"{AS}:retrieved-material",
+                        "residency": f"{AS}:accelerator-memory",
+                    }
+                ],
+                "size": "2000000000",
+                "needed-by": drafts.iso(time.time() + 30),
+            },
+        )
+        assert reply["status"] == "accepted"
+
+        def held_at_b() -> Json | None:
+            record = evaluate()
+            valued = next(c for c in record["candidate"] if c["csci-id"] == "sb-B")
+            return record if float(valued["valuation"]["state-cost"]) == 0.0 else None
+
+        wait_for("sb-B holding ka at the C-PS", held_at_b, timeout=30)
+        assert asked() == before  # learned from the notification, not asked
+    finally:
+        agents.close()
