@@ -90,12 +90,15 @@ def _stability(doc: Mapping[str, Any]) -> Stability:
     )
 
 
+_WEIGHTED = Weighted()  # the default rule, one value shared by every record that used it
+
+
 def _combination(doc: Mapping[str, Any]) -> Weighted | Lexicographic:
     if "order" in doc:
         return Lexicographic(tuple(Dimension(ident(d)) for d in doc["order"]))
     weights = doc.get("weight")
     if not weights:
-        return Weighted()
+        return _WEIGHTED
     return Weighted(tuple((Dimension(ident(w["dimension"])), float(w["value"])) for w in weights))
 
 

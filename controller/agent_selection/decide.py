@@ -53,6 +53,7 @@ class Settings:
     max_records: int | None = None
     max_reservation_rate: int | None = None
     targets: Mapping[CsciId, Target | None] = field(default_factory=dict)
+    intern: render.Interner | None = None  # the C-PS's, shared by every session's records
 
 
 @dataclass
@@ -378,7 +379,10 @@ def settle(
         handoff_id=handoff_id,
         invalidation=invalidation,
     )
-    session = session.with_record(Kept(record, descriptor_doc), settings.max_records)
+    kept, values = render.compact(ev, settings.intern)
+    session = session.with_record(
+        Kept(replace(record, evaluation=kept), descriptor_doc, values), settings.max_records
+    )
     fx.notes.insert(0, recorded(session, record_id, ev))
     return session, Settled(record_id, held, handoff_id), fx
 

@@ -115,6 +115,7 @@ class Decisions:
         self.book = CandidateBook()
         self._states = StateCache()
         self.presence = PresenceCache()
+        self._intern = render.Interner()
         self.feeds = Feeds(settings.subscribe, self.presence, clock)
         self._steering = settings.steering
         self.instructed = Instructed()
@@ -141,6 +142,7 @@ class Decisions:
             bounds.max_records,
             bounds.max_reservation_rate,
             targets,
+            self._intern,
         )
 
     def session(self, session_id: object, operation: str, leaf: str) -> Session:

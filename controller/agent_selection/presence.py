@@ -169,6 +169,15 @@ class PresenceCache:
 
     @staticmethod
     def _map(known: _Known, tenant: TenantId) -> StateMap:
+        """The candidate's state for a decision: what it holds and what is unknown there. An
+        absent element is left out (the core reads a missing key as absent), so a decision
+        probes the few elements a candidate holds, not the whole working set."""
         if known.map is None:
-            known.map = MappingProxyType({(tenant, k): f.view for k, f in known.facts.items()})
+            known.map = MappingProxyType(
+                {
+                    (tenant, k): f.view
+                    for k, f in known.facts.items()
+                    if f.view.presence is not Presence.ABSENT
+                }
+            )
         return known.map

@@ -50,6 +50,7 @@ CANDIDATES = 1_000
 ELEMENTS = 20
 RECORDS = 10
 ADVERTISE_EVERY = 60.0
+WARM_UP = 30  # decisions at most until the presence cache answers without the C-SMA
 
 
 def specs(count: int, seed: int = 7) -> list[drafts.Spec]:
@@ -133,6 +134,8 @@ def memory(sessions: int) -> tuple[float, float]:
     past its freshness bound satisfies nothing (M20), and the sessions would fail."""
     candidates = drafts.example_84(0.5)
     made, _ = service(candidates)
+    double = made._decisions.agents
+    assert isinstance(double, CsmaDouble)
     trigger = f"{AS}:t2-turn-start"
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
@@ -149,6 +152,7 @@ def memory(sessions: int) -> tuple[float, float]:
         made.submit_descriptor(SYSTEM, {"descriptor": drafts.descriptor_84(session_id)})
         for _ in range(RECORDS - 1):
             made.evaluate(SYSTEM, {"session-id": session_id, "trigger": trigger})
+        double.calls.clear()  # the double's own log of calls is no memory of the C-PS
     elapsed = time.perf_counter() - start
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
@@ -276,6 +280,27 @@ def rpc(runs: int) -> tuple[float, float]:
             post("advertise-capability", drafts.capability(candidates, now))
             post("advertise-forwarding-view", drafts.forwarding(candidates, now))
             post("submit-descriptor", {"descriptor": descriptor("s-rpc")})
+            csma_root = f"http://127.0.0.1:{csma_rc}/restconf/data/{AS}:agent-selection/c-sma"
+
+            def asked() -> int:
+                reply = requests.get(
+                    csma_root,
+                    auth=drafts.CPS_LOGIN,
+                    headers={"Accept": "application/yang-data+json"},
+                    timeout=60,
+                )
+                found = reply.json()[f"{AS}:c-sma"].get("exchange", []) if reply.ok else []
+                return sum(1 for e in found if e["operation"] == "query-state")
+
+            warm = False  # the presence cache is warm once a decision asks the C-SMA nothing
+            for _ in range(WARM_UP):
+                before = asked()
+                post("evaluate", {"session-id": "s-rpc", "trigger": f"{AS}:t2-turn-start"})
+                if asked() == before:
+                    warm = True
+                    break
+            if not warm:
+                print("warning: every warm-up decision asked the C-SMA (no subscription?)")
             samples = []
             for _ in range(runs):
                 start = time.perf_counter()
@@ -292,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=100_000)
     parser.add_argument("--no-server", action="store_true")
     args = parser.parse_args(argv)
+    load = os.getloadavg()  # the machine is shared: the figures are read against it
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
     p50, p99 = pure(args.runs)
     print(
         f"evaluate, pure core, {CANDIDATES} candidates x {ELEMENTS} elements: "
@@ -300,12 +327,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_server:
         p50, p99 = rpc(args.rpc_runs)
         print(
-            f"evaluate RPC (RESTCONF, query-state over NETCONF), {CANDIDATES} candidates: "
-            f"p50 {p50:.1f} ms  p99 {p99:.1f} ms  ({args.rpc_runs} runs)"
+            f"evaluate RPC (RESTCONF; presence by subscription, warm cache), {CANDIDATES} "
+            f"candidates x {ELEMENTS} elements: p50 {p50:.1f} ms  p99 {p99:.1f} ms "
+            f"({args.rpc_runs} runs; target p99 <= 50 ms)"
         )
     per, elapsed = memory(args.sessions)
     print(
         f"memory: {per / 1024:.1f} KiB per open session with {RECORDS} decision records "
+        "(target <= 20 KiB) "
         f"= {per * 100_000 / 2**30:.2f} GiB per 100k sessions "
         f"(measured over {args.sessions} sessions in {elapsed:.0f} s)"
     )

@@ -154,8 +154,8 @@ def _scan(prepared: PreparedWorkingSet, view: ResourceView, now: Timestamp) -> _
     for key in state.keys() if len(state) < len(elements) else elements.keys():
         element = elements.get(key)
         seen = state.get(key)
-        if element is None or seen is None:
-            continue
+        if element is None or seen is None or seen.presence is Presence.ABSENT:
+            continue  # an absent copy is simply absent (whatever its report's freshness)
         size = element.element_size
         in_accelerator = seen.residency is ResidencyTier.ACCELERATOR_MEMORY
         if not (
