@@ -10,15 +10,19 @@ the sessions' decision records and accounting over RESTCONF, the C-SMA's exchang
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pytest
 
 from controller.auth import hash_password
 from controller.southbound import Credentials, NetconfStateAgents
 from controller.types import Json
+from tests.conftest import ROOT
 from tests.functional.restconf_server import (
     ADMIN,
     JSON,
@@ -31,6 +35,7 @@ from tests.functional.restconf_server import (
 from tests.functional.test_agent_selection import Csma, call, csma_process, session
 from tests.functional.test_sci import wait_for
 from tests.unit.agent_selection import drafts
+from tools.bench.common import stop
 
 pytestmark = pytest.mark.functional
 AS = drafts.AS
@@ -115,10 +120,11 @@ def _instance(spec: drafts.Spec) -> Json:
 
 @dataclass
 class Bed:
-    """The C-PS and its C-SMA."""
+    """The C-PS and its C-SMA (its configuration and state in ``folder``)."""
 
     cps: Server
     csma: Csma
+    folder: Path
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +165,7 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
         others = [s for s in ALL if s is not ADVERTISED]
         call(cps, "advertise-capability", drafts.capability(others, now, source="test-c-sma"))
         call(cps, "advertise-forwarding-view", drafts.forwarding(ALL, now))
-        yield Bed(cps, csma)
+        yield Bed(cps, csma, folder)
 
 
 def _error(server: Server, operation: str, members: Json) -> tuple[int, Json]:
@@ -411,3 +417,39 @@ def test_9_presence_comes_by_subscription_and_only_the_unknown_is_asked(bed: Bed
         assert asked() == before  # learned from the notification, not asked
     finally:
         agents.close()
+
+
+def test_9_a_lost_subscription_is_not_trusted_and_is_taken_up_again(bed: Bed) -> None:
+    """The C-SMA restarts (its reservation of ka at sb-B is gone with it): the C-PS drops what
+    it learned from it, asks again (sb-B lacks ka once more), resubscribes (with replay from
+    the loss) and relies on the subscription again."""
+    csma = bed.csma
+    stop(csma.process, timeout=10)
+    command = [
+        *(sys.executable, "-m", "controller.cli", "csma"),
+        *("--config", str(bed.folder / "csma-r.json")),
+        *("--state-dir", str(bed.folder / "csma-r-state")),
+        *("--restconf-port", str(csma.restconf), "--netconf-port", str(csma.netconf)),
+    ]
+    with csma.log.open("ab") as sink:
+        csma.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
+    csma.wait()
+
+    def evaluate() -> Json:
+        call(bed.cps, "evaluate", {"session-id": "r-sub", "trigger": f"{AS}:t2-turn-start"})
+        record: Json = session(bed.cps, "r-sub")["decision-record"][-1]
+        return record
+
+    def lacking_again() -> bool:
+        valued = next(c for c in evaluate()["candidate"] if c["csci-id"] == "sb-B")
+        return float(valued["valuation"]["state-cost"]) > 0
+
+    wait_for("sb-B without ka at the C-PS", lacking_again, timeout=60)
+    assert csma.exchanges("query-state", "r-sub")  # asked the restarted C-SMA
+
+    def quiet() -> bool:
+        before = len(csma.exchanges("query-state", "r-sub"))
+        evaluate()
+        return len(csma.exchanges("query-state", "r-sub")) == before
+
+    wait_for("the subscription taken up again", quiet, timeout=60)
