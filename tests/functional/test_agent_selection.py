@@ -150,10 +150,11 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
     log = folder / f"{name}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
+    running = Csma(name, process, log, restconf, netconf, login)
     try:
-        yield Csma(name, process, log, restconf, netconf, login)
+        yield running
     finally:
-        stop(process, timeout=10)
+        stop(running.process, timeout=10)  # the one running now (a test may restart it)
 
 
 def _instances(specs: list[drafts.Spec]) -> list[Json]:
