@@ -48,6 +48,7 @@ TENANT, KEY = "tenant-a", "kv/session-1/prefix"
 SCI_PORT = free_port()
 INGRESS, EGRESS = "10.0.0.1", "10.9.0.254"
 ESTIMATE = Decimal(50)  # ms: the C-SMA's computing-time-estimate
+START_S = 120  # seconds a process may take to start on the loaded, shared machine
 
 
 def seed() -> dict[str, object]:
@@ -97,7 +98,11 @@ class Csma:
         ]
         with (self.folder / f"{self.name}.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
-        wait_for(f"{self.name}", self.up, timeout=30)
+        try:  # a loaded machine takes tens of seconds to start it: a bound, not a timing
+            wait_for(f"{self.name}", self.up, timeout=START_S)
+        except BaseException:
+            self.stop()  # __exit__ does not run when __enter__ fails: no process left behind
+            raise
 
     def up(self) -> bool:
         assert self.process is not None
