@@ -22,6 +22,7 @@ from controller.agent_selection import (
 )
 from controller.agent_selection import register as register_agent_selection
 from controller.agent_selection.csmas import ConfiguredStateAgents, NetconfLogins
+from controller.agent_selection.feeds import NetconfSubscriptions
 from controller.agent_selection.forwarders import ForwarderSteering
 from controller.datastore.api import Registrations
 from controller.server import Composed, Host, Hosted, ServeSettings
@@ -87,7 +88,10 @@ def install_agent_selection(
     steering instructions to ``steering`` (to nobody when None)."""
     config = RunningAgentConfig(host.core)
     agents = ConfiguredStateAgents(config, NetconfLogins(PeerSettings(timeout=CSMA_TIMEOUT_S)))
-    settings = AgentSelectionSettings(state_dir=host.settings.state_dir)  # reuse-key scope
+    settings = AgentSelectionSettings(
+        state_dir=host.settings.state_dir,  # reuse-key scope
+        subscribe=NetconfSubscriptions(PeerSettings(timeout=CSMA_TIMEOUT_S)),
+    )
     if steering is not None:
         settings = replace(settings, steering=steering)
     service = AgentSelection(config, agents, publish=host.publish, settings=settings)

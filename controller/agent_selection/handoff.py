@@ -103,6 +103,7 @@ class Handoff:
     abort_detail: str = ""
     commitment_id: CommitmentId | None = None
     early: Notice | None = None
+    change_cost: float | None = None
 
     @property
     def terminal(self) -> bool:
@@ -198,6 +199,15 @@ def _completed(handoff: Handoff, notice: Notice, now: Timestamp) -> Handoff:
         handoff = _to(handoff, HandoffState.TRANSFERRING, now)
     usable = notice.usable or frozenset(handoff.moved)
     return _to(handoff, HandoffState.COMMITTED, now, usable=usable, unusable=notice.unusable)
+
+
+def stray(handoff: Handoff, notice: Notice) -> bool:
+    """Whether a notice comes for a handoff already settled otherwise: any notice of an
+    aborted handoff, a failure of a committed one. A completion of a committed handoff is a
+    repetition (M43), not a stray."""
+    if handoff.state is HandoffState.ABORTED:
+        return True
+    return handoff.state is HandoffState.COMMITTED and notice.status != "completed"
 
 
 def noticed(handoff: Handoff, notice: Notice, now: Timestamp) -> Handoff:

@@ -359,6 +359,25 @@ class Schema:
         tree = self._parse(document, kind, encoding)
         lib.lyd_free_all(tree)
 
+    def with_defaults(self, document: str) -> str:
+        """A configuration document (RFC 7951 JSON) validated and printed with every default
+        the modules give (RFC 6243 report-all): what a server reads from running."""
+        _check_json_syntax(document)
+        tree = self._parse(document, InstanceKind.CONFIG, Encoding.JSON)
+        if tree == ffi.NULL:
+            return "{}"
+        out = ffi.new("char **")
+        options = lib.LYD_PRINT_WITHSIBLINGS | lib.LYD_PRINT_WD_ALL
+        try:
+            if lib.lyd_print_mem(out, tree, lib.LYD_JSON, options) != lib.LY_SUCCESS:
+                raise ModelError(*_take_errors(self._ctx))
+            printed = ffi.string(out[0]).decode() if out[0] != ffi.NULL else "{}"
+        finally:
+            lib.lyd_free_all(tree)
+            if out[0] != ffi.NULL:
+                lib.free(out[0])
+        return printed
+
     def _parse(self, document: str, kind: InstanceKind, encoding: Encoding) -> Any:
         fmt = lib.LYD_JSON if encoding is Encoding.JSON else lib.LYD_XML
         source = ffi.new("char[]", document.encode())
