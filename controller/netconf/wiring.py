@@ -51,6 +51,7 @@ class NetconfParts:
     capabilities: tuple[str, ...]
     modules: tuple[tuple[str, str | None, str], ...]
     lock_holders: Callable[[], dict[DatastoreName, str]]
+    confirmed: ConfirmedCommits  # cats-controller-admin's commit with confirm-timeout uses it
 
     def state(self) -> dict[str, object]:
         """``ietf-netconf-monitoring:netconf-state`` for the core's state provider."""
@@ -124,4 +125,4 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     )
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)
-    return NetconfParts(server, registry, served, modules, core.lock_holders)
+    return NetconfParts(server, registry, served, modules, core.lock_holders, confirmed)
