@@ -53,6 +53,7 @@ from controller.netconf.wiring import (
     NetconfParts,
     build_netconf,
 )
+from controller.observability.listener import Readiness, start_management
 from controller.plugins import apply_plugins
 from controller.restconf.auth import Authenticator
 from controller.restconf.resources import Restconf, ServerInfo
@@ -78,6 +79,8 @@ class ServeSettings:
     recovery_user: str | None = field(default=None, kw_only=True)  # RFC 8341 3.2
     history_size: int = field(default=1000, kw_only=True)  # commits kept; 0: no history
     audit_size: int = field(default=100_000, kw_only=True)  # audit records before rotation
+    metrics_address: str | None = field(default=None, kw_only=True)  # None: loopback default
+    metrics: bool = field(default=True, kw_only=True)  # the management listener at all
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -335,14 +338,41 @@ class Application:
         self.schema.close()
 
 
+def southbound_ready(hosted: Hosted) -> bool:
+    """Whether the application's southbound sessions are up (an application without any, or
+    whose running parts do not say, is ready)."""
+    parts = hosted.parts if isinstance(hosted, Composed) else (hosted,)
+    checks = [getattr(part, "southbound_ready", None) for part in parts]
+    return all(check() for check in checks if callable(check))
+
+
 def serve(
     settings: ServeSettings,
     installer: Installer,
     stop: threading.Event | None = None,
 ) -> int:
     """Run the server with ``installer``'s application until ``stop`` is set; returns the
-    exit code."""
-    with Application(settings, installer):
-        LOG.info("serving; state in %s", settings.state_dir)
-        (stop or threading.Event()).wait()
+    exit code. The management listener (``/readyz``) starts first, so that it answers "not
+    ready" while the datastore loads; SIGTERM (``stop``) makes it not ready, then the servers
+    stop taking requests, the application persists what it holds and the sessions end."""
+    readiness = Readiness()
+    for check in ("datastore", "northbound"):
+        readiness.expect(check)
+    management = (
+        start_management(settings.metrics_address, "serve", readiness) if settings.metrics else None
+    )
+    try:
+        application = Application(settings, installer)
+        readiness.done("datastore")
+        with application:
+            readiness.done("northbound")
+            readiness.set("southbound", lambda: southbound_ready(application.hosted))
+            LOG.info("serving; state in %s", settings.state_dir)
+            (stop or threading.Event()).wait()
+            readiness.expect("stopping")
+            LOG.info("stopping: draining requests, persisting state, closing sessions")
+        LOG.info("stopped")
+    finally:
+        if management is not None:
+            management.stop()
     return 0

@@ -18,6 +18,8 @@ from enum import StrEnum
 from controller.audit.context import current
 from controller.audit.redact import redact
 from controller.audit.storage import AuditRecord, AuditStore
+from controller.observability.metrics import AUDIT_RECORDS
+from controller.observability.metrics import NETCONF_LOGINS_FAILED as LOGINS_FAILED
 
 LOG = logging.getLogger("catsctl.audit")
 
@@ -94,6 +96,7 @@ def record(  # noqa: PLR0913 - an event's fields, all optional but the first two
         commit_id,
         redact(detail),
     )
+    AUDIT_RECORDS.labels(event.value).inc()
     try:
         return store.append(kept)
     except (sqlite3.Error, OSError) as exc:
@@ -107,6 +110,7 @@ def record(  # noqa: PLR0913 - an event's fields, all optional but the first two
 def login_failed(user: str, transport: str, source: str) -> None:
     """A password that did not authenticate ``user`` (RESTCONF basic authentication, NETCONF
     SSH password authentication): one ``login-failed`` record."""
+    LOGINS_FAILED.labels(transport).inc()
     record(
         Event.LOGIN_FAILED,
         user,

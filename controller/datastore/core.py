@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -54,6 +55,7 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
 from controller.model.library import module_records, yang_library
 from controller.model.schema import Encoding, Schema
+from controller.observability.metrics import COMMIT_LATENCY, COMMITS
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
@@ -269,9 +271,19 @@ class Core:
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
+        started = time.perf_counter()
         with self._lock:
             txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
-            return self.transaction(txn)
+            try:
+                revision = self.transaction(txn)
+            except CatsError:
+                if datastore is DatastoreName.RUNNING:
+                    COMMITS.labels("refused").inc()
+                raise
+        if datastore is DatastoreName.RUNNING and not test_only:
+            COMMIT_LATENCY.observe(time.perf_counter() - started)
+            COMMITS.labels("committed").inc()
+        return revision
 
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock)."""

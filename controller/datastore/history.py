@@ -24,6 +24,7 @@ from controller.datastore.transaction import Applied, Txn
 from controller.datastore.undo import UndoKind, UndoRecord
 from controller.model import nodes
 from controller.model.schema import Encoding
+from controller.observability.metrics import HISTORY_FAILURES
 
 LOG = logging.getLogger(__name__)
 #: How many changed paths a commit entry lists.
@@ -128,6 +129,7 @@ class HistoryRecorder:
         try:
             self.store.append(entry, encode(reverse_edits(undo)))
         except (sqlite3.Error, OSError) as exc:
+            HISTORY_FAILURES.inc()
             LOG.error("history: cannot keep commit %d: %s", commit_id, exc)
             return None
         return entry

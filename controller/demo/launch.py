@@ -116,6 +116,8 @@ class Launcher:
         """``python -m controller.cli ARGUMENTS`` as ``name``, logging to ``folder/name.log``."""
         log = self.folder / f"{name}.log"
         command = [sys.executable, "-m", "controller.cli", *arguments]
+        if arguments and arguments[0] in DEFAULT_PORTS and "--metrics-address" not in arguments:
+            command += ["--metrics-address", "127.0.0.1:0"]  # several of a kind on one host
         with log.open("ab") as sink:
             process = subprocess.Popen(
                 command,

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 from _libyang import ffi
 
+from controller import __version__
 from controller.model.schema import Schema
 
-MODULE_SET = "complete"
-SCHEMA = "complete"
+#: The module set and schema are named by the product and its version (RFC 8525 names them
+#: freely), so a client reads the server's version where it reads its modules.
+MODULE_SET = f"cats-controller-{__version__}"
+SCHEMA = MODULE_SET
 
 
 @dataclass(frozen=True, slots=True)

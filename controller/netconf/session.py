@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -42,7 +43,31 @@ from controller.netconf.notifications import (
 from controller.netconf.operations import Operations
 from controller.netconf.outcome import Caller
 from controller.netconf.sessions import Registry, SessionInfo
+from controller.observability.metrics import NETCONF_LATENCY, NETCONF_RPCS
 
+#: The operations NETCONF names (RFC 6241, 5277, 8526, 6022): their own metric label; every
+#: modelled RPC shares ``rpc``, so that a client's element names cannot grow the label set.
+BASE_OPERATIONS = frozenset(
+    {
+        "get",
+        "get-config",
+        "get-data",
+        "edit-config",
+        "edit-data",
+        "copy-config",
+        "delete-config",
+        "lock",
+        "unlock",
+        "close-session",
+        "kill-session",
+        "commit",
+        "discard-changes",
+        "cancel-commit",
+        "validate",
+        "get-schema",
+        "create-subscription",
+    }
+)
 LOG = logging.getLogger(__name__)
 NOTIFICATIONS = "ietf-netconf-notifications"
 RECV_SIZE = 65536
@@ -183,17 +208,23 @@ class NetconfSession:
             return False
         caller = Caller(self.session_id, self._principal.user, self._principal, self._subscribe)
         name = str(rpc.operation.tag).rpartition("}")[2]
+        label = name if name in BASE_OPERATIONS else "rpc"
+        started = time.perf_counter()
         try:
             with audit.annotated(operation=name):
                 outcome = self._env.operations.dispatch(caller, rpc.operation)
         except CatsError as exc:
+            NETCONF_RPCS.labels(label, "error").inc()
             self._errors(rpc.attributes, exc.items)
             return False
         except Exception:
+            NETCONF_RPCS.labels(label, "error").inc()
             LOG.exception("session %d: operation failed unexpectedly", self.session_id)
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             self._errors(rpc.attributes, (item,))
             return False
+        NETCONF_LATENCY.labels(label).observe(time.perf_counter() - started)
+        NETCONF_RPCS.labels(label, "ok").inc()
         self._send(to_bytes(reply(rpc.attributes, outcome.children)))
         self._start_notifications()
         return outcome.close

@@ -22,6 +22,7 @@ from controller.netconf.reads import Reads
 from controller.netconf.server import Credentials, NetconfServer, NetconfSettings, capabilities
 from controller.netconf.session import SessionEnv
 from controller.netconf.sessions import Registry
+from controller.observability.metrics import NETCONF_SESSIONS
 from controller.types import DataPath
 
 #: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
@@ -123,6 +124,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_sessions=settings.max_sessions,
         events=publish,
     )
+    NETCONF_SESSIONS.set_function(lambda: len(registry))
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)
     return NetconfParts(server, registry, served, modules, core.lock_holders, confirmed)

@@ -10,6 +10,7 @@ was a fifth of the server time of a small RPC (tools/bench/selection.py).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from http import HTTPStatus
@@ -21,6 +22,7 @@ from controller import audit
 from controller.audit.context import comment_problem
 from controller.datastore.api import Principal
 from controller.errors import ErrorItem, ErrorType
+from controller.observability.metrics import RESTCONF_LATENCY, RESTCONF_REQUESTS, status_class
 from controller.restconf.auth import parse_basic
 from controller.restconf.http import ANONYMOUS, HttpReply, HttpRequest
 from controller.restconf.resources import Restconf
@@ -116,12 +118,16 @@ class RestconfApp:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
         path, query = raw_target(environ)
         bare = HttpRequest(method, path, query, request_headers(environ))
+        started = time.perf_counter()
         try:
             reply = self._answer(bare, environ)
         except Exception:  # the handlers never raise; authentication might
             LOG.exception("unexpected error on %s %s", method, path)
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             reply = self._restconf.error_reply(bare, 500, (item,))
+        resource = _resource(path)
+        RESTCONF_LATENCY.labels(method, resource).observe(time.perf_counter() - started)
+        RESTCONF_REQUESTS.labels(method, resource, status_class(reply.status)).inc()
         headers = list(reply.headers)
         if reply.stream is not None:
             start_response(status_line(reply.status), headers)
@@ -153,6 +159,17 @@ class RestconfApp:
         info = audit.RequestInfo("restconf", source, None, bare.method, comment, label)
         with audit.request(info):
             return self._restconf.handle(replace(bare, body=body, principal=principal))
+
+
+def _resource(path: str) -> str:
+    """The kind of resource a request path names (a bounded metric label)."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[1] == "restconf" and parts[2] in _RESOURCES:  # noqa: PLR2004
+        return parts[2]
+    return "other"
+
+
+_RESOURCES = frozenset({"data", "ds", "operations", "yang-library-version", "streams"})
 
 
 def _refused_login(header: str | None, source: str) -> None:

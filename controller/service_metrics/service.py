@@ -22,6 +22,14 @@ from controller.datastore.api import (
     Registrations,
     ServerCore,
 )
+from controller.errors import CatsError
+from controller.observability.metrics import (
+    CST_ENTRIES,
+    NST_ENTRIES,
+    REPORTS,
+    SELECT_LATENCY,
+)
+from controller.observability.metrics import DECISIONS as DECISION_COUNTS
 from controller.selection.joint import (
     HardConstraints,
     Outcome,
@@ -129,6 +137,8 @@ class ServiceMetrics:
         self._turn = 0
         self._affinity = AffinityTable()  # affined sessions (6.2.4), under self._lock
         self._plausibility = Plausibility()  # feedback (9), its own leaf lock
+        CST_ENTRIES.set_function(lambda: len(self.cst))
+        NST_ENTRIES.set_function(lambda: len(self.nst))
 
     # ------------------------------------------------------------------ reports
 
@@ -146,9 +156,16 @@ class ServiceMetrics:
         config = self._config()
         now = self._clock()
         ctx = Applying(now, config, Effects())
+        kind = "service" if operation == ingest.SERVICE_REPORT else "network"
         try:
             with self._lock:
-                return self._ingest.report(operation, principal.user, members, ctx)
+                answer = self._ingest.report(operation, principal.user, members, ctx)
+            REPORTS.labels(kind, "accepted").inc()
+            return answer
+        except CatsError as exc:
+            item = exc.items[0] if exc.items else None
+            REPORTS.labels(kind, (item.app_tag or item.tag) if item else "refused").inc()
+            raise
         finally:
             self._follow(ctx.fx, now)
 
@@ -230,7 +247,9 @@ class ServiceMetrics:
                 fallback_egresses=tuple(ForwarderId(e) for e in config.fallback_egresses(cs_id)),
                 penalties=self._penalties(cs_id, config),
             )
+            started = time.perf_counter()
             outcome = self._decide(request, config, report)
+            SELECT_LATENCY.observe(time.perf_counter() - started)
             record = self._keep(
                 DecisionRecord(str(self._turn), now, asked, document, outcome, report), config
             )
@@ -265,6 +284,9 @@ class ServiceMetrics:
         while len(self._decisions) > config.decision_retention:
             self._decisions.popleft()
         self._statistics = self._statistics.counted(record.outcome)
+        outcome = record.outcome
+        level = decisions.fallback_level(outcome.fallback_level)
+        DECISION_COUNTS.labels(outcome.result.value, level, record.trigger.value).inc()
         return record
 
     def _bind(

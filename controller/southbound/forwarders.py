@@ -305,6 +305,10 @@ class SteeringService:
         with self._cond:
             return dict(self._workers)
 
+    def southbound_ready(self) -> bool:
+        """Whether every configured forwarder's session is up (``/readyz``)."""
+        return all(worker.status.connected for _, worker in self._snapshot_workers())
+
     def status(self, forwarder: str) -> ForwarderStatus | None:
         """The status of one forwarder's worker, if it is configured."""
         with self._cond:
