@@ -21,6 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from controller.observability.listener import DEFAULT_PORTS
+
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.05
