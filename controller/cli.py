@@ -13,6 +13,7 @@ from controller.commandline import DefaultsShown, add_operations_arguments
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema
+from controller.operator.commands import add_parsers as add_operator_parsers
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -62,6 +63,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         read_only_groups=tuple(args.read_only_group),
         recovery_user=args.recovery_user,
         history_size=args.history_size,
+        decision_max_age=args.decision_max_age,
         audit_size=args.audit_size,
         metrics_address=args.metrics_address,
     )
@@ -126,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
     _add_serve(commands)
     _add_agents(commands)
+    add_operator_parsers(commands)
 
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"
@@ -277,6 +280,14 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=100_000,
         metavar="N",
         help="audit records kept before the oldest are rotated out",
+    )
+    serve.add_argument(
+        "--decision-max-age",
+        type=float,
+        default=7 * 24 * 3600.0,
+        metavar="SECONDS",
+        help="decision records older than this are dropped (their count is bounded by "
+        "the policy's decision-retention); the retained ones survive a restart",
     )
     add_operations_arguments(serve, "serve")
     serve.set_defaults(handler=_cmd_serve)

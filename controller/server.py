@@ -81,6 +81,7 @@ class ServeSettings:
     audit_size: int = field(default=100_000, kw_only=True)  # audit records before rotation
     metrics_address: str | None = field(default=None, kw_only=True)  # None: loopback default
     metrics: bool = field(default=True, kw_only=True)  # the management listener at all
+    decision_max_age: float = field(default=7 * 24 * 3600.0, kw_only=True)  # C-PS decisions
 
 
 def _yang_library_version(schema: Schema) -> str:
