@@ -189,7 +189,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         r
         for r in records
         if (args.event is None or r.get("event") == args.event)
-        and (args.user is None or r.get("user") == args.user)
+        and (args.by is None or r.get("user") == args.by)
         and (args.since is None or str(r.get("time", "")) >= args.since)
     ][-args.limit :]
     if args.json:
@@ -289,7 +289,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "audit", help="the audit records of a running server", formatter_class=DefaultsShown
     )
     audit.add_argument("--event", metavar="EVENT", help="commit, login-failed, ...")
-    audit.add_argument("--user", metavar="USER")
+    audit.add_argument("--by", metavar="USER", help="only the records of this user")
     audit.add_argument("--since", metavar="TIME", help="RFC 3339")
     audit.add_argument("--limit", type=int, default=50, metavar="N")
     _login_arguments(audit)
