@@ -102,7 +102,7 @@ class Admin:
         """The edits that take running back to right after commit ``target``."""
         history = self._history_store()
         current_id = self._core().running.txid
-        kept = history.reverse_after(target)
+        kept = history.reverse_after(target) if current_id - target <= self._kept else []
         if [commit_id for commit_id, _ in kept] != list(range(current_id, target, -1)):
             raise refuse(
                 "invalid-value",

@@ -41,9 +41,12 @@ def reader_printer(user: UserAccess | None) -> Printer:
     def printed(node: Node) -> str | None:
         copy = nodes.dup(node, with_parents=True)
         top = nodes.top_of(copy)
+        alone = top == copy
+        if not reader.prune_below(copy):  # it freed the copy (access.filtered_copy too)
+            if not alone:
+                nodes.free_all(top)
+            return None
         try:
-            if not reader.prune_below(copy):
-                return None
             return nodes.print_tree(copy, Encoding.JSON, nodes.lib.LYD_PRINT_SHRINK)
         finally:
             nodes.free_all(top)

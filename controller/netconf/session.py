@@ -343,7 +343,7 @@ class NetconfSession:
         detail = f"netconf session ended: {self._reason}"
         audit.record(Event.SESSION_END, self._principal.user, detail=detail)
         extra: dict[str, object] = {"termination-reason": self._reason}
-        if self._killed_by is not None:
+        if self._killed_by:  # 0: the server ended it (its user was deleted); no session did
             extra["killed-by"] = self._killed_by
         self._announce("netconf-session-end", extra)
 

@@ -146,11 +146,7 @@ class ServiceMetrics:
         self._archive = DecisionArchive(state_dir) if state_dir is not None else None
         self._unsaved: list[DecisionRecord] = []  # written behind by the sweeper
         self._restored: list[Json] = []  # records of before the restart, still retained
-        self._turn = 0
-        if self._archive is not None:
-            self._turn = self._archive.last_number()
-            retention = config().decision_retention
-            self._restored = self._archive.load(retention, clock() - decision_max_age)
+        self._turn = self._archive.last_number() if self._archive is not None else 0
         self._affinity = AffinityTable()  # affined sessions (6.2.4), under self._lock
         self._plausibility = Plausibility()  # feedback (9), its own leaf lock
         CST_ENTRIES.set_function(lambda: len(self.cst))
@@ -229,7 +225,13 @@ class ServiceMetrics:
                 self._ingest.dirty = True
 
     def start(self) -> None:
-        """Start the sweeper thread (``controller.app`` does, on entering the application)."""
+        """Restore the decision records of before a restart (the core is there now) and start
+        the sweeper thread (``controller.app`` does, on entering the application)."""
+        if self._archive is not None:
+            retention = self._config().decision_retention
+            restored = self._archive.load(retention, self._clock() - self._max_age)
+            with self._lock:
+                self._restored = restored
         self._sweeper.start()
 
     def close(self) -> None:
