@@ -143,6 +143,18 @@ class DecisionArchive:
             self._db.close()
 
 
+def open_archive(state_dir: Path | None) -> DecisionArchive | None:
+    """The archive in ``state_dir``; None without one, or (logged) when it cannot be opened:
+    the decisions are then kept in memory only, as before a restart."""
+    if state_dir is None:
+        return None
+    try:
+        return DecisionArchive(state_dir)
+    except (OSError, sqlite3.Error) as exc:
+        LOG.error("decision records: cannot open %s: %s (kept in memory only)", state_dir, exc)
+        return None
+
+
 def provenance_json(found: Installed | None) -> Json:
     """The output of ``cc:steering-provenance``."""
     if found is None or found.decision_id is None:

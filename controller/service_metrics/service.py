@@ -58,7 +58,7 @@ from controller.service_metrics.plausibility import Plausibility, Sample, plausi
 from controller.service_metrics.policy import MODULE, CpsConfig
 from controller.service_metrics.provenance import (
     DEFAULT_MAX_AGE_S,
-    DecisionArchive,
+    open_archive,
     parse_time,
     provenance_json,
     rfc3339,
@@ -143,7 +143,7 @@ class ServiceMetrics:
         self._decisions: deque[DecisionRecord] = deque()
         self._statistics = Statistics()
         self._max_age = decision_max_age  # decision retention by age (count: the policy's)
-        self._archive = DecisionArchive(state_dir) if state_dir is not None else None
+        self._archive = open_archive(state_dir)
         self._unsaved: list[DecisionRecord] = []  # written behind by the sweeper
         self._restored: list[Json] = []  # records of before the restart, still retained
         self._turn = self._archive.last_number() if self._archive is not None else 0
