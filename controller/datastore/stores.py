@@ -30,7 +30,7 @@ from controller.types import DataPath
 
 COMPACT_MINIMUM = 1 << 20  # journal bytes before compaction is considered
 #: A load this large (snapshot bytes, journal records) reports its progress.
-PROGRESS_BYTES = 8 << 20
+PROGRESS_BYTES = 1 << 20
 PROGRESS_RECORDS = 10_000
 LOG = logging.getLogger("catsctl.serve")
 

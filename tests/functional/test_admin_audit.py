@@ -100,7 +100,7 @@ def test_the_audit_records_what_happened_redacted_and_readable_by_admins_only(
         assert broken[-1]["session-id"] == str(killed)
         denied = [r for r in records if r["event"] == "access-denied"][-1]
         assert denied["user"] == OLGA[0]
-        assert "user[name='newbie']" in denied["detail"]  
+        assert "user[name='newbie']" in denied["detail"]
         text = json.dumps(records)
         assert CLEAR not in text
         assert "$6$" not in text
