@@ -204,7 +204,7 @@ def _walk(items: list[tuple[dict[str, Any], Any]], steps: list[str]) -> Iterator
         for child in _as_list(children):
             scalars = {
                 f"{name}/{_unqualified(k)}": v
-                for k, v in (child.items() if isinstance(child, dict) else ())
+                for k, v in (child.items() if isinstance(child, dict) and steps[1:] else ())
                 if not isinstance(v, dict | list)
             }
             following.append(({**inherited, **scalars}, child))

@@ -61,9 +61,13 @@ def newest(server: Server, before: int) -> dict[str, Any]:
     return found[0]
 
 
-def restconf_writes(server: Server) -> list[tuple[str, dict[str, str]]]:
+#: Each write done, with the operation and the fields its commit must show.
+Writes = list[tuple[str, dict[str, str]]]
+
+
+def restconf_writes(server: Server) -> Writes:
     """Each RESTCONF write path once; the operation each commit must name."""
-    done = []
+    done: Writes = []
     name = json.dumps({"rc-test:name": "b"})
     headers = {**HEADERS, "Cats-Commit-Comment": "rename to b", "Cats-Commit-Label": "put-b"}
     assert server.request("PUT", "data/rc-test:top/name", data=name, headers=headers).ok
@@ -102,9 +106,9 @@ def edit_data(name: str) -> etree._Element:
     return edit
 
 
-def netconf_writes(session: RawSession) -> list[tuple[str, dict[str, str]]]:
+def netconf_writes(session: RawSession) -> Writes:
     """Each NETCONF write path once (a confirmed commit cancelled is two commits)."""
-    done = []
+    done: Writes = []
     ok(session.rpc(top_edit("running", "c")))
     done.append(("edit-config", {}))
     ok(session.rpc(edit_data("d")))
@@ -141,30 +145,30 @@ def netconf_writes(session: RawSession) -> list[tuple[str, dict[str, str]]]:
     return done
 
 
+def _check(made: list[dict[str, Any]], expected: Writes, transport: str) -> None:
+    assert [c["operation"] for c in made] == [operation for operation, _ in expected]
+    for commit, (_, fields) in zip(made, expected, strict=True):
+        assert commit["transport"] == transport
+        assert commit["source-address"] == "127.0.0.1"
+        assert commit["user"] == fields.get("user", "admin")
+        for name, value in fields.items():
+            assert commit[name].startswith(value), (commit, name)
+
+
 def test_every_write_path_of_both_northbounds_is_one_commit(server: Server) -> None:
     before = len(commits(server))
-    for operation_name, expected in restconf_writes(server):
-        del operation_name, expected
-    made = commits(server)[: len(commits(server)) - before]
-    operations = [c["operation"] for c in reversed(made)]
-    assert operations == ["PUT", "POST", "PATCH", "PATCH", "DELETE"]
-    assert all(c["transport"] == "restconf" and c["user"] == "admin" for c in made)
-    assert all(c["source-address"] == "127.0.0.1" for c in made)
-    put = made[-1]
-    assert (put["comment"], put["label"]) == ("rename to b", "put-b")
-    assert put["changed"] == ["/rc-test:top/name"]
+    expected = restconf_writes(server)
+    made = list(reversed(commits(server)[: len(commits(server)) - before]))
+    _check(made, expected, "restconf")
+    assert made[0]["changed"] == ["/rc-test:top/name"]
+    assert all("session-id" not in c for c in made)
     before = len(commits(server))
     with admin_session(server) as session:
         expected = netconf_writes(session)
         session_id = str(session.session_id)
     made = list(reversed(commits(server)[: len(commits(server)) - before]))
-    assert [c["operation"] for c in made] == [operation for operation, _ in expected]
-    for commit, (_, fields) in zip(made, expected, strict=True):
-        assert commit["transport"] == "netconf"
-        assert commit["session-id"] == session_id
-        assert commit["user"] == fields.get("user", "admin")
-        for name, value in fields.items():
-            assert commit[name].startswith(value), (commit, name)
+    _check(made, expected, "netconf")
+    assert {c["session-id"] for c in made} == {session_id}
 
 
 def test_a_rollback_restores_running_exactly_and_is_itself_rolled_back(server: Server) -> None:
