@@ -112,6 +112,40 @@ def open_private(path: Path, schema: Sequence[str]) -> sqlite3.Connection:
     return connection
 
 
+class Checkpointer(threading.Thread):
+    """Writes a sqlite file's WAL back to it every few seconds on a connection of its own (a
+    passive checkpoint never blocks a writer), instead of whichever append fills the WAL: that
+    checkpoint's fsync would otherwise land on a commit of running."""
+
+    EVERY_S = 5.0
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        super().__init__(name=f"checkpoint-{path.name}", daemon=True)
+        connection.execute("PRAGMA wal_autocheckpoint=0")
+        self._path = path
+        self._stopping = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        """Checkpoint until stopped (or the file cannot be used any more)."""
+        try:
+            connection = sqlite3.connect(self._path, isolation_level=None)
+        except sqlite3.Error:
+            return
+        try:
+            while not self._stopping.wait(self.EVERY_S):
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            return
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        """Stop checkpointing (the owner checkpoints once more as it closes)."""
+        self._stopping.set()
+        self.join()
+
+
 _HISTORY_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS commits (
         id INTEGER PRIMARY KEY, time TEXT NOT NULL, user TEXT NOT NULL,
@@ -152,7 +186,9 @@ class SqliteHistory:
     def __init__(self, state_dir: Path, size: int) -> None:
         self.size = size
         self._lock = threading.Lock()
-        self._db = open_private(state_dir / self.FILE_NAME, _HISTORY_SCHEMA)
+        path = state_dir / self.FILE_NAME
+        self._db = open_private(path, _HISTORY_SCHEMA)
+        self._checkpointer = Checkpointer(self._db, path)
         self._appended = 0
 
     def append(self, entry: CommitEntry, reverse: str) -> None:
@@ -218,8 +254,10 @@ class SqliteHistory:
         return [(int(row[0]), str(row[1])) for row in rows]
 
     def close(self) -> None:
-        """Close the file."""
+        """Write the WAL back and close the file."""
+        self._checkpointer.stop()
         with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
 
 
@@ -241,7 +279,9 @@ class SqliteAudit:
     def __init__(self, state_dir: Path, size: int) -> None:
         self.size = size
         self._lock = threading.Lock()
-        self._db = open_private(state_dir / self.FILE_NAME, _AUDIT_SCHEMA)
+        path = state_dir / self.FILE_NAME
+        self._db = open_private(path, _AUDIT_SCHEMA)
+        self._checkpointer = Checkpointer(self._db, path)
 
     def append(self, record: AuditRecord) -> int:
         """Keep a record (the oldest beyond the bound are rotated out); its id."""
@@ -290,6 +330,8 @@ class SqliteAudit:
         ]
 
     def close(self) -> None:
-        """Close the file."""
+        """Write the WAL back and close the file."""
+        self._checkpointer.stop()
         with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
