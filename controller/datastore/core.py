@@ -43,6 +43,7 @@ from controller.datastore.candidate import Candidate
 from controller.datastore.compare import ChangeItem
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
+from controller.datastore.hiding import Hider
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
@@ -214,11 +215,11 @@ class Core:
             if user is None:
                 document = reads.render(self.ctx, store.first[0], request)
             else:
-                tree = self.authorization.filtered_copy(user, store.first[0], request.path)
-                try:
-                    document = reads.render(self.ctx, tree, request)
-                finally:
-                    nodes.free_all(tree)
+                with Hider(store.tree) as hider:
+                    if self.authorization.hide(user, store.tree, request.path, hider):
+                        document = reads.render(self.ctx, store.first[0], request)
+                    else:
+                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
