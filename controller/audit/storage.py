@@ -192,8 +192,7 @@ class SqliteHistory:
         self._appended = 0
 
     def append(self, entry: CommitEntry, reverse: str) -> None:
-        """Keep a commit (an id already kept, from a datastore restored from an older
-        snapshot, is replaced)."""
+        """Keep a commit (an id already kept is replaced: one statement per commit)."""
         row = (
             entry.id,
             entry.time,
@@ -209,9 +208,8 @@ class SqliteHistory:
             reverse,
         )
         with self._lock:
-            self._db.execute("DELETE FROM commits WHERE id >= ?", (entry.id,))
             self._db.execute(
-                f"INSERT INTO commits ({_ENTRY_COLUMNS}, reverse) VALUES "
+                f"INSERT OR REPLACE INTO commits ({_ENTRY_COLUMNS}, reverse) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
