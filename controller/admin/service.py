@@ -94,8 +94,14 @@ class Admin:
             target = entry.id
         else:
             target = current_id - int(str(members.get("back", 1)))
-        if target < 0 or target > current_id:
+        if target > current_id:
             raise refuse("invalid-value", f"commit {target} does not exist (now {current_id})")
+        if target < 1 or history.entry(target) is None:
+            raise refuse(
+                "invalid-value",
+                f"commit {target} is not kept: a rollback returns to a kept commit (see "
+                "catsctl config history; a larger --history-size keeps more)",
+            )
         return target
 
     def reverse_edits(self, target: int) -> list[Edit]:

@@ -105,8 +105,8 @@ class Comparison:
         compare_at: bool = True,
     ) -> None:
         """Compare one node in the two trees (None where it does not exist)."""
-        before = self._print(old) if old is not None else None
-        after = self._print(new) if new is not None else None
+        before = _explicit(self._print(old)) if old is not None else None
+        after = _explicit(self._print(new)) if new is not None else None
         if before is None and after is None:
             return
         if before is None:
@@ -143,6 +143,12 @@ class Comparison:
                     continue
                 where, point = _position(new[path], new)
                 self.items.append(ChangeItem("move", DataPath(path), None, None, where, point))
+
+
+def _explicit(printed: str | None) -> str | None:
+    """A printed node, None when it prints as nothing: a default node libyang added, which the
+    configuration does not hold (RFC 6243 ``explicit``)."""
+    return None if printed in (None, "{}") else printed
 
 
 def _position(node: Node, order: dict[str, Node] | None) -> tuple[str | None, DataPath | None]:
