@@ -106,10 +106,9 @@ class DecisionArchive:
             pass
 
     def install(
-        self, forwarder: str, cs_id: str, decision_id: str | None, entry: Json | None
+        self, forwarder: str, cs_id: str, decision_id: str | None, entry: Json | None, now: float
     ) -> None:
-        """Note that ``entry`` (None: no entry) is now intended at ``forwarder``."""
-        now = datetime.now(UTC).timestamp()
+        """Note that ``entry`` (None: no entry) is intended at ``forwarder`` from ``now``."""
         text = None if entry is None else json.dumps(entry, sort_keys=True)
         try:
             with self._lock:

@@ -406,7 +406,7 @@ class ServiceMetrics:
         """The steering intends ``entry`` (None: no entry) at ``forwarder`` from now on."""
         if self._archive is not None:
             decision = None if entry is None else str(entry.get("decision-id"))
-            self._archive.install(forwarder, str(cs_id), decision, entry)
+            self._archive.install(forwarder, str(cs_id), decision, entry, self._clock())
 
     def steering_provenance(self, principal: Principal, members: Json) -> Json:
         """``cc:steering-provenance``: the decision of a forwarder's service entry at a time."""
