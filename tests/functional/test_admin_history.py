@@ -9,6 +9,7 @@ requester may not read, and a dry run changes nothing.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -291,3 +292,24 @@ def test_admin_rpcs_over_netconf_answer_the_compare(server: Server) -> None:
     assert reply.findtext(f".//{{{CC}}}changes") == "1"
     assert reply.findtext(f".//{{{CC}}}edit/{{{CC}}}target") == "/rc-test:top/name"
     assert "nc-compare" in (reply.findtext(f".//{{{CC}}}unified-diff") or "")
+
+
+def test_a_confirmed_commit_not_confirmed_is_rolled_back_into_the_history(server: Server) -> None:
+    before = top(server)
+    candidate = "ds/ietf-datastores:candidate/rc-test:top/name"
+    assert server.request(
+        "PUT", candidate, data=json.dumps({"rc-test:name": "tentative"}), headers=HEADERS
+    ).ok
+    made = output(rpc(server, "commit", {"comment": "try it", "confirm-timeout": 1}))
+    # Not read back before the timeout: on a loaded machine the second may already be over.
+    deadline = time.monotonic() + 30
+    while top(server) != before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert top(server) == before
+    newest_two = commits(server)[:2]
+    assert newest_two[1]["id"] == made["commit-id"]
+    assert newest_two[1]["comment"] == "try it"
+    assert newest_two[1]["changed"] == ["/rc-test:top/name"]
+    assert newest_two[0]["operation"] == "confirmed-commit-timeout"
+    assert newest_two[0]["user"] == "system"
+    assert "not confirmed in time" in newest_two[0]["comment"]
