@@ -45,6 +45,24 @@ def events(server: Server) -> list[str]:
     return [record["event"] for record in audit(server)]
 
 
+def after_a_restart(state: Path, init: Path, last: int, kept: list[dict[str, Any]]) -> None:
+    """The audit and the history as they were, the stop and start recorded, and the newest
+    commit still rolled back."""
+    with running_server(state, init) as server:
+        assert commits(server) == kept  # the history is persisted with the datastore
+        assert "user[name='newbie']" in kept[0]["changed"][0]
+        assert rpc(server, "rollback", {"back": 1}).status_code == 200  # newbie's creation
+        assert commits(server)[1:] == kept
+        users = server.get_json("data/ietf-system:system/authentication", content="config")
+        assert "newbie" not in json.dumps(users)
+        again = audit(server)
+        assert [r for r in again if int(r["id"]) <= last][-1]["id"] == str(last)
+        after = [r["event"] for r in again if int(r["id"]) > last]
+        # a session's end may be noticed after the read above; the stop, then the start
+        assert after.index("server-stop") < after.index("server-start")
+        assert "ignored" in server.stderr()  # the repeated --init-data
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One state directory for the module (restarted in it)."""
@@ -110,13 +128,8 @@ def test_the_audit_records_what_happened_redacted_and_readable_by_admins_only(
         assert stat.S_IMODE(database.stat().st_mode) == 0o600
         assert CLEAR.encode() not in database.read_bytes()
         last = int(records[-1]["id"])
-    with running_server(folder / "state", init) as server:
-        again = audit(server)
-        assert [r for r in again if int(r["id"]) <= last][-1]["id"] == str(last)
-        after = [r["event"] for r in again if int(r["id"]) > last]
-        # a session's end may be noticed after the read above; the stop, then the start
-        assert after.index("server-stop") < after.index("server-start")
-        assert "ignored" in server.stderr()  # the repeated --init-data
+        kept = commits(server)
+    after_a_restart(folder / "state", init, last, kept)
 
 
 def test_the_history_keeps_the_configured_number_of_commits(tmp_path: Path) -> None:
