@@ -186,6 +186,10 @@ class Admin:
                 self.changes(principal, "running", "candidate"), "running", "candidate"
             )
         before = core.running.txid
+        # what the commit changes, answered with its id (as a rollback answers its own)
+        result = render.compare_result(
+            self.changes(principal, "running", "candidate"), "running", "candidate"
+        )
         comment, label = _text(members, "comment"), _text(members, "label")
         confirm = ConfirmRequest(
             None
@@ -206,7 +210,7 @@ class Admin:
                     )
                 confirmed(principal, session, confirm)
         changed = core.running.txid != before
-        return {"commit-id": str(core.running.txid)} if changed else {}
+        return {"commit-id": str(core.running.txid), **result} if changed else result
 
     # ------------------------------------------------------------------ state
 

@@ -248,6 +248,8 @@ def test_dry_runs_change_nothing(server: Server) -> None:
     assert server.get_json(candidate)["rc-test:name"] == "wet"  # the candidate keeps its edit
     made = output(rpc(server, "commit", {"comment": "wet now", "label": "wet"}))
     assert top(server)["name"] == "wet"
+    assert [e["target"] for e in edits(made)] == ["/rc-test:top/name"]  # what it committed
+    assert '+  "rc-test:name": "wet"' in made["unified-diff"]
     entry = newest(server, count)
     assert (entry["id"], entry["comment"], entry["label"]) == (made["commit-id"], "wet now", "wet")
 
