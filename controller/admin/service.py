@@ -122,9 +122,12 @@ class Admin:
         target = self._target(members)
         edits = self.reverse_edits(target)
         core = self._core()
-        items = core.trial(edits, principal, validate=True)
+        dry_run = "dry-run" in members
+        # A dry run is validated and access-checked here; a rollback is by its own edit (its
+        # compare, answered only once the edit succeeded, need not check twice)
+        items = core.trial(edits, principal, validate=dry_run)
         result = render.compare_result(items, "running", str(target))
-        if "dry-run" in members or not items:
+        if dry_run or not items:
             return result
         comment = _text(members, "comment") or f"rollback to commit {target}"
         with annotated(operation="rollback", comment=comment, label=None):
