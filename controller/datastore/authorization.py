@@ -145,6 +145,7 @@ class Authorization:
         if user is None:
             return
         snode = nodes.lib.lys_find_path(self.ctx, nodes.ffi.NULL, f"/{module}:{name}".encode(), 0)
+        nodes.clean_errors(self.ctx)  # a module not loaded ("notifications") is no error here
         verdict = user.named_operation(module, name, None if snode == nodes.ffi.NULL else snode)
         if not verdict.permit:
             self._deny_operation(principal, f"{module}:{name}", None)
@@ -210,6 +211,7 @@ class Authorization:
         found = self._notifications.get(member)
         if found is None and ":" in member:
             snode = nodes.lib.lys_find_path(self.ctx, nodes.ffi.NULL, f"/{member}".encode(), 0)
+            nodes.clean_errors(self.ctx)
             if snode != nodes.ffi.NULL and snode.nodetype & nodes.lib.LYS_NOTIF:
                 found = self._notifications[member] = snode
         return found
