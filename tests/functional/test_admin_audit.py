@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,14 @@ def after_a_restart(state: Path, init: Path, last: int, kept: list[dict[str, Any
         assert "ignored" in server.stderr()  # the repeated --init-data
 
 
+def until_recorded(server: Server, event: str) -> list[dict[str, Any]]:
+    """The audit records once one of ``event`` is among them (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while event not in events(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return audit(server)
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One state directory for the module (restarted in it)."""
@@ -93,7 +102,8 @@ def test_the_audit_records_what_happened_redacted_and_readable_by_admins_only(
             etree.SubElement(kill, NC + "session-id").text = str(second.session_id)
             ok(first.rpc(kill))
             killed = second.session_id
-        records = audit(server)
+        # the killed session ends (and breaks its lock) in its own thread, after the reply
+        records = until_recorded(server, "lock-broken")
         kinds = [r["event"] for r in records]
         for kind in (
             "commit",

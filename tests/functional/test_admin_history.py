@@ -9,6 +9,9 @@ requester may not read, and a dry run changes nothing.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -16,6 +19,7 @@ import pytest
 from lxml import etree
 
 from controller.netconf.messages import NC
+from tests.conftest import ROOT
 from tests.functional.admin_client import (
     HEADERS,
     LENA,
@@ -28,7 +32,7 @@ from tests.functional.admin_client import (
     users_and_top,
 )
 from tests.functional.netconf_client import RawSession, admin_session, ok, on_datastore, operation
-from tests.functional.restconf_server import Server, admin_policy
+from tests.functional.restconf_server import ADMIN, Server, admin_policy
 
 pytestmark = pytest.mark.functional
 RCT = "urn:example:rc-test"
@@ -315,3 +319,45 @@ def test_a_confirmed_commit_not_confirmed_is_rolled_back_into_the_history(server
     assert newest_two[0]["operation"] == "confirmed-commit-timeout"
     assert newest_two[0]["user"] == "system"
     assert "not confirmed in time" in newest_two[0]["comment"]
+
+
+def catsctl(server: Server, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """``catsctl ARGUMENTS`` as the admin, the login from the environment."""
+    login = {"CATSCTL_URL": server.root, "CATSCTL_USER": ADMIN[0], "CATSCTL_PASSWORD": ADMIN[1]}
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, **login},
+        timeout=120,
+    )
+
+
+def test_catsctl_config_shows_compares_and_rolls_back(server: Server) -> None:
+    before = top(server)
+    name = json.dumps({"rc-test:name": "via-catsctl"})
+    headers = {**HEADERS, "Cats-Commit-Comment": "try catsctl"}
+    assert server.request("PUT", "data/rc-test:top/name", data=name, headers=headers).ok
+    made = commits(server)[0]
+    history = catsctl(server, "config", "history")
+    assert history.returncode == 0, history.stderr
+    newest_row = history.stdout.splitlines()[2]
+    assert newest_row.startswith(f"{made['id']} ")
+    assert " PUT " in newest_row
+    assert "try catsctl" in newest_row
+    compared = catsctl(server, "config", "compare", str(int(made["id"]) - 1))
+    assert '+  "rc-test:name": "via-catsctl"' in compared.stdout
+    assert compared.stdout.splitlines()[-1] == "1 change(s)"
+    dry = catsctl(server, "config", "rollback", "--back", "1", "--dry-run")
+    assert dry.stdout.splitlines()[-1] == "1 change(s) (nothing committed)"
+    assert top(server)["name"] == "via-catsctl"
+    undone = catsctl(server, "config", "rollback", "--back", "1", "--comment", "undo it")
+    assert undone.returncode == 0, undone.stderr
+    rollback = commits(server)[0]
+    assert undone.stdout.splitlines()[-1] == f"1 change(s); commit {rollback['id']}"
+    assert (rollback["operation"], rollback["comment"]) == ("rollback", "undo it")
+    assert top(server) == before
+    audit = catsctl(server, "audit", "--event", "rollback")
+    assert any("undo it" in line for line in audit.stdout.splitlines()[2:]), audit.stdout
