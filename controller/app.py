@@ -42,13 +42,21 @@ def _service_metrics(
     service_metrics = ServiceMetrics(
         config,
         publish=host.publish,
-        state_dir=host.settings.state_dir,  # the report-sender ledger (replay protection)
+        state_dir=host.settings.state_dir,  # the sender ledger (replay protection), decisions
+        decision_max_age=host.settings.decision_max_age,
     )
     register_cps(registrations, service_metrics)  # plugins may replace its entries
-    steering = SteeringService(host.core, service_metrics.steering_outcomes)  # southbound
+    registrations.rpcs[PROVENANCE] = service_metrics.steering_provenance
+    steering = SteeringService(  # southbound; each new service entry names its decision
+        host.core, service_metrics.steering_outcomes, provenance=service_metrics
+    )
     service_metrics.on_tables_changed = steering.on_tables_changed
     registrations.state[FORWARDERS] = steering.state
     return service_metrics, steering, config
+
+
+#: cats-controller-admin's steering-provenance, answered from the C-PS's decision archive.
+PROVENANCE = SchemaPath("/cats-controller-admin:steering-provenance")
 
 
 def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:

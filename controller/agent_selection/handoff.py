@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from controller.agent_selection.values import ident, instant, number
+from controller.observability.metrics import HANDOFFS
 from controller.selection.units import Timestamp
 from controller.types import CommitmentId, CsciId, ReuseKey, SessionId
 
@@ -117,6 +118,7 @@ class Handoff:
 
 
 def _to(handoff: Handoff, state: HandoffState, now: Timestamp, **changes: Any) -> Handoff:
+    HANDOFFS.labels(state.value).inc()
     return replace(
         handoff, state=state, transitions=(*handoff.transitions, (state, now)), **changes
     )

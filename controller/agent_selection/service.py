@@ -372,6 +372,14 @@ class AgentSelection:
             rendered = accuracy_json(self._decisions.book.advertiser, self._decisions.book.accuracy)
         return {f"{MODULE}:candidates": {"candidate": rendered} if rendered else {}}
 
+    def session_counts(self) -> dict[str, float]:
+        """Sessions by state (the ``cats_agent_selection_sessions`` gauge)."""
+        counts: dict[str, float] = {}
+        with self._decisions.lock:
+            for session in self._decisions.sessions.values():
+                counts[session.state] = counts.get(session.state, 0) + 1
+        return counts
+
     def sessions_state(self) -> Json:
         """``agent-selection/sessions``: every session, its records, commitments, handoffs."""
         config = self._decisions.config()
