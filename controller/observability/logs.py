@@ -1,5 +1,5 @@
 """How every process logs: one line per event on stderr, as text or JSON, with levels per
-component (STYLE.md 18).
+component.
 
 ``--log-format json`` writes ``{"time", "level", "component", "message"}`` objects;
 ``--log-level COMPONENT=LEVEL`` (repeatable; a bare LEVEL sets the default) sets a logger's

@@ -4,7 +4,7 @@ Where the server is and who is asking come from, in this order: the flags (``--u
 ``--user``, ``--password-file``), the environment (``CATSCTL_URL``, ``CATSCTL_USER``,
 ``CATSCTL_PASSWORD``), and a TOML file (``--config``, default ``~/.config/catsctl/config.toml``)
 with ``url``, ``user`` and ``password``, which must be readable by its owner only (0600): a
-password never rests in a file another user can read (STYLE.md 18).
+password never rests in a file another user can read.
 """
 
 from __future__ import annotations

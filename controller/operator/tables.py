@@ -3,7 +3,7 @@
 Each view names a data resource, the list whose entries are rows (``a/b[]`` walks lists; a row
 of a nested list keeps its parent's leaves as ``parent/leaf``), and its columns (a leaf's path
 in the row, the header with the unit). Identities print without their module; an absent value
-prints as ``-`` (never 0); times are the UTC RFC 3339 the server reports (STYLE.md 17).
+prints as ``-`` (never 0); times are the UTC RFC 3339 the server reports.
 """
 
 from __future__ import annotations
