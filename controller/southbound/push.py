@@ -195,6 +195,7 @@ class ForwarderWorker:
             self._connections = connections
             self._delay = 0.0
         except SouthboundError as exc:
+            PUSH_FAILURES.labels(self.name).inc()  # as the state's failures: connect, read, write
             self._actual = None  # unknown what the forwarder holds now: read it next time
             settings = self._settings
             self._delay = min(max(self._delay * 2, settings.backoff), settings.max_backoff)
@@ -225,11 +226,7 @@ class ForwarderWorker:
         confirmed = False
         for part in parts:
             started = time.perf_counter()
-            try:
-                written = self._session.write(part, self._settings.write)
-            except SouthboundError:
-                PUSH_FAILURES.labels(self.name).inc()
-                raise
+            written = self._session.write(part, self._settings.write)
             PUSH_LATENCY.labels(self.name).observe(time.perf_counter() - started)
             self._actual = applied(self._actual or {}, part)
             edits, entries = edits + written.edits, entries + written.entries
