@@ -10,7 +10,7 @@ from pathlib import Path
 
 from controller import __version__
 from controller.commandline import DefaultsShown, add_operations_arguments
-from controller.console.serve import add_parsers as add_console_parsers
+from controller.console.cli import add_parsers as add_console_parsers
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema

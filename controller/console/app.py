@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import secrets
 
-from flask import Flask, Response, render_template
+from flask import Flask, Response, flash, redirect, render_template, session, url_for
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.wrappers import Response as BaseResponse
 
 from controller.console import auth
-from controller.console.cps import CpsError
+from controller.console.cps import UNAUTHORIZED, Connect, CpsError
 from controller.console.sessions import ServerSessions, SessionStore
 from controller.console.settings import ConsoleSettings
 from controller.console.views import config, decisions, live, overview, plots, tables
@@ -39,8 +40,13 @@ def _headers(response: Response) -> Response:
     return response
 
 
-def _refused(error: CpsError) -> tuple[str, int]:
-    """A refusal of the C-PS as a page: what was refused, and where (its error-path)."""
+def _refused(error: CpsError) -> tuple[str, int] | BaseResponse:
+    """A refusal of the C-PS as a page: what was refused, and where (its error-path). A 401
+    (the password changed, the user was deleted) ends the session."""
+    if error.status == UNAUTHORIZED:
+        session.clear()
+        flash("The C-PS no longer accepts your login: log in again.")
+        return redirect(url_for("auth.login"))
     status = error.status if 400 <= error.status < 600 else 502  # noqa: PLR2004
     return render_template("error.html", error=error), status
 
@@ -50,8 +56,9 @@ def _csrf(error: CSRFError) -> tuple[str, int]:
     return render_template("error.html", error=problem), 400
 
 
-def create_app(settings: ConsoleSettings) -> Flask:
-    """The console as a WSGI application."""
+def create_app(settings: ConsoleSettings, connect: Connect | None = None) -> Flask:
+    """The console as a WSGI application; ``connect`` makes its clients of the C-PS
+    (RESTCONF at ``settings.cps_url`` unless given)."""
     app = Flask(__name__)
     app.config.update(
         SECRET_KEY=settings.secret_key or secrets.token_hex(32),
@@ -61,6 +68,7 @@ def create_app(settings: ConsoleSettings) -> Flask:
         TEMPLATES_AUTO_RELOAD=False,
     )
     app.extensions["cats_console"] = settings
+    app.extensions["cats_console_connect"] = connect or auth.restconf(settings)
     app.session_interface = ServerSessions(SessionStore(settings.idle_timeout))
     CSRFProtect(app)
     app.jinja_env.autoescape = True  # every template, whatever its name

@@ -26,7 +26,7 @@ from flask import (
 )
 from werkzeug.wrappers import Response as BaseResponse
 
-from controller.console.cps import UNAUTHORIZED, Cps, CpsError, RestconfCps
+from controller.console.cps import UNAUTHORIZED, Connect, Cps, CpsError, RestconfCps
 from controller.console.sessions import ServerSession
 from controller.console.settings import ConsoleSettings
 
@@ -43,9 +43,21 @@ def settings() -> ConsoleSettings:
     return found
 
 
-def client_for(user: str, password: str) -> RestconfCps:
-    config = settings()
-    return RestconfCps(config.cps_url, user, password, verify=config.verify, timeout=config.timeout)
+def restconf(config: ConsoleSettings) -> Connect:
+    """Clients of the C-PS's RESTCONF at ``config.cps_url``."""
+
+    def connect(user: str, password: str) -> Cps:
+        return RestconfCps(
+            config.cps_url, user, password, verify=config.verify, timeout=config.timeout
+        )
+
+    return connect
+
+
+def client_for(user: str, password: str) -> Cps:
+    """A client of the C-PS as ``user``."""
+    connect: Connect = current_app.extensions["cats_console_connect"]
+    return connect(user, password)
 
 
 def cps() -> Cps:
@@ -59,7 +71,7 @@ def cps() -> Cps:
 def close_client(_: BaseException | None) -> None:
     """Close the request's client (teardown)."""
     client = g.pop("cps", None)
-    if isinstance(client, RestconfCps):
+    if client is not None:
         client.close()
 
 

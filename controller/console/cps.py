@@ -10,7 +10,7 @@ other client. :class:`Cps` is the seam: the RESTCONF client here, or the SDK's
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -66,6 +66,14 @@ class Events(Protocol):
 class Cps(Protocol):
     """What the console needs of the C-PS."""
 
+    def check_login(self) -> None:
+        """Raise :class:`CpsError` (401) unless the C-PS accepts the credentials."""
+        ...
+
+    def close(self) -> None:
+        """Close the connections."""
+        ...
+
     def read_members(self, path: str, **params: str) -> Json:
         """The JSON of a data resource (``{}`` when absent or not readable)."""
         ...
@@ -84,6 +92,10 @@ class Cps(Protocol):
         """Subscribe to the NETCONF stream (replayed from ``start_time``, ending at
         ``stop_time``, filtered by an XPath)."""
         ...
+
+
+#: Makes a client of the C-PS for a user and password (the seam a test fakes).
+Connect = Callable[[str, str], Cps]
 
 
 def _errors(reply: requests.Response) -> CpsError:

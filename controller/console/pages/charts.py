@@ -151,11 +151,11 @@ def line_chart(
             f"{_fmt(scale * fraction)}</text>"
         )
     out.append(f'<text x="4" y="10" {FONT}>{escape(unit)}</text>')
-    for share in (0.0, 0.5, 1.0):
+    for share, anchor in ((0.0, "start"), (0.5, "middle"), (1.0, "end")):
         x = left + span * share
         moment = begin + (end - begin) * share
         out.append(
-            f'<text x="{x:.1f}" y="{top + plot + 16}" text-anchor="middle" {FONT}>'
+            f'<text x="{x:.1f}" y="{top + plot + 16}" text-anchor="{anchor}" {FONT}>'
             f"{_clock(moment)}</text>"
         )
     out.append(_line(left, top + plot, left + span, top + plot))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from controller.console.pages.tables import SM, Cell, Column, Json, Row, Table, entries, shown
+from controller.console.pages.tables import SM, Column, Json, Row, Table, cell, entries
 
 ADMIN = "cats-controller-admin"
 #: The running policy as the page shows it: the C-PS's selection policy and its inputs.
@@ -29,7 +29,6 @@ HISTORY_COLUMNS = (
     Column("edits", "edits", numeric=True),
     Column("label", "label"),
     Column("comment", "comment"),
-    Column("changed", "changed"),
 )
 
 
@@ -46,7 +45,7 @@ def history(document: Json) -> Table:
     rows = []
     for commit in entries(document, f"{ADMIN}:commits", "commit"):
         ident = str(commit.get("id", ""))
-        cells = {c.key: Cell(shown(commit.get(c.key))) for c in HISTORY_COLUMNS}
+        cells = {c.key: cell(commit.get(c.key)) for c in HISTORY_COLUMNS}
         rows.append(Row(ident, cells))
     rows.sort(key=lambda row: -int(row.key) if row.key.isdigit() else 0)
     return Table("commits", HISTORY_COLUMNS, tuple(rows), total=len(rows))

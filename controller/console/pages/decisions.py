@@ -18,12 +18,12 @@ from markupsafe import Markup
 from controller.console.pages.charts import Bar, bar_chart
 from controller.console.pages.tables import (
     SM,
-    Cell,
     Column,
     Json,
     Row,
     Table,
     bare,
+    cell,
     entries,
     shown,
 )
@@ -99,7 +99,7 @@ def decision_table(rows: list[Json]) -> Table:
     shaped = []
     for record in rows:
         ident = str(record.get("id", ""))
-        cells = {c.key: Cell(shown(record.get(c.key))) for c in LIST_COLUMNS}
+        cells = {c.key: cell(record.get(c.key)) for c in LIST_COLUMNS}
         marks = ("fallback",) if record.get("fallback-level") not in ("", "none") else ()
         shaped.append(Row(ident, cells, marks, link=f"/decisions/{ident}"))
     return Table("decisions", LIST_COLUMNS, tuple(shaped), total=len(shaped))

@@ -20,6 +20,7 @@ from controller.console.pages.tables import (
     Row,
     Table,
     bare,
+    cell,
     cst_marks,
     entries,
     nst_marks,
@@ -121,7 +122,7 @@ def forwarders(document: Json) -> Table:
     for forwarder in entries(document, RESOURCES["forwarders"], "forwarder"):
         state = forwarder.get("state") or {}
         name = str(forwarder.get("name"))
-        cells = {c.key: Cell(shown(state.get(c.key))) for c in FORWARDER_COLUMNS[1:]}
+        cells = {c.key: cell(state.get(c.key)) for c in FORWARDER_COLUMNS[1:]}
         rows.append(Row(name, {"name": Cell(name), **cells}))
     return _table("forwarders", FORWARDER_COLUMNS, rows)
 
@@ -146,11 +147,11 @@ def senders(document: Json) -> Table:
         source = str(sender.get("source"))
         cells = {
             "source": Cell(source),
-            "component": Cell(shown(sender.get("component"))),
-            "last-report": Cell(shown(sender.get("last-report"))),
-            "last-sequence": Cell(shown(sender.get("last-sequence"))),
-            "entries": Cell(shown(sender.get("entries"))),
-            "accepted": Cell(shown(counters.get("reports-accepted"))),
+            "component": cell(sender.get("component")),
+            "last-report": cell(sender.get("last-report")),
+            "last-sequence": cell(sender.get("last-sequence")),
+            "entries": cell(sender.get("entries")),
+            "accepted": cell(counters.get("reports-accepted")),
             "refusals": Cell(str(refused)),
         }
         rows.append(Row(source, cells))

@@ -9,8 +9,10 @@ is stale, aged out or estimated (an unmeasured Computing Time, ietf-cats-service
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -31,10 +33,26 @@ class Column:
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """A shown value; ``age_ms`` for an age cell."""
+    """A shown value; ``age_ms`` for an age cell; ``full`` the value in full when the text
+    is shortened (a time of day for a date-and-time)."""
 
     text: str
     age_ms: int | None = None
+    full: str | None = None
+
+
+TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T(\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def cell(value: object) -> Cell:
+    """A leaf as a table cell: as :func:`shown`, a yang:date-and-time as its UTC time of
+    day (ISO 8601, ``03:29:12Z``) with the whole value kept for a tooltip."""
+    text = shown(value)
+    found = TIMESTAMP.match(text)
+    if found is None:
+        return Cell(text)
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    return Cell(moment.strftime("%H:%M:%SZ"), full=text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +129,7 @@ def _age(entry: Json) -> Cell:
 
 
 def _cells(entry: Json, columns: Sequence[Column]) -> dict[str, Cell]:
-    return {c.key: _age(entry) if c.age else Cell(shown(entry.get(c.key))) for c in columns}
+    return {c.key: _age(entry) if c.age else cell(entry.get(c.key)) for c in columns}
 
 
 CST_COLUMNS = (
@@ -193,17 +211,17 @@ def nst_table(document: Json) -> Table:
 
 
 def _sort_key(row: Row, column: Column) -> tuple[int, Decimal, str]:
-    cell = row.cells.get(column.key, Cell("-"))
-    if cell.text == "-":
+    found = row.cells.get(column.key, Cell("-"))
+    if found.text == "-":
         return (1, Decimal(0), "")  # absent values last, whichever the direction
-    if column.age and cell.age_ms is not None:
-        return (0, Decimal(cell.age_ms), "")
+    if column.age and found.age_ms is not None:
+        return (0, Decimal(found.age_ms), "")
     if column.numeric:
         try:
-            return (0, Decimal(cell.text), "")
+            return (0, Decimal(found.text), "")
         except InvalidOperation:
             pass
-    return (0, Decimal(0), cell.text.lower())
+    return (0, Decimal(0), (found.full or found.text).lower())
 
 
 def arrange(
@@ -239,10 +257,10 @@ def live_cells(table: Table) -> tuple[dict[str, str], dict[str, int]]:
     texts: dict[str, str] = {}
     ages: dict[str, int] = {}
     for row in table.rows:
-        for key, cell in row.cells.items():
+        for key, value in row.cells.items():
             ident = cell_id(table.name, row.key, key)
-            if cell.age_ms is not None:
-                ages[ident] = cell.age_ms
+            if value.age_ms is not None:
+                ages[ident] = value.age_ms
             else:
-                texts[ident] = cell.text
+                texts[ident] = value.text
     return texts, ages
