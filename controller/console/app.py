@@ -27,7 +27,8 @@ SECURITY_HEADERS = {
     ),
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # only to itself: over HTTPS, Flask-WTF refuses a form whose Referer is not this console
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 

@@ -125,7 +125,7 @@ class RestconfCps:
         self._timeout = timeout
         self._session = requests.Session()
         self._session.auth = (user, password)
-        self._session.verify = verify
+        self._verify = verify  # per request: a session's verify loses to REQUESTS_CA_BUNDLE
 
     def close(self) -> None:
         """Close the connections."""
@@ -134,7 +134,11 @@ class RestconfCps:
     def _send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         try:
             reply = self._session.request(
-                method, f"{self._root}/{path}", timeout=self._timeout, **kwargs
+                method,
+                f"{self._root}/{path}",
+                timeout=self._timeout,
+                verify=self._verify,
+                **kwargs,
             )
         except requests.RequestException as exc:
             raise CpsError(0, "unreachable", f"{self._root}: {type(exc).__name__}") from exc
