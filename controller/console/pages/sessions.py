@@ -146,11 +146,13 @@ def timeline(session: Json) -> list[TimelineItem]:
             )
             items.append(TimelineItem(str(transition.get("at", "")), "handoff", what))
     accounting = session.get("accounting") or {}
-    for step in accounting.get("step", []) if isinstance(accounting, dict) else []:
-        spent = ", ".join(
-            f"{bare(b.get('dimension', '?'))} {shown(b.get('consumed'))}"
-            for b in step.get("budget", [])
-        )
-        items.append(TimelineItem("", "accounting", f"step {step.get('step-id')}: {spent}"))
+    for turn in accounting.get("turn", []) if isinstance(accounting, dict) else []:
+        for step in turn.get("step", []):  # accounting/turn/step (P11)
+            spent = ", ".join(
+                f"{bare(b.get('dimension', '?'))} {shown(b.get('consumed'))}"
+                for b in step.get("budget", [])
+            )
+            where = f"turn {turn.get('turn-id')} step {step.get('step-id')}"
+            items.append(TimelineItem("", "accounting", f"{where}: {spent}"))
     dated = sorted((i for i in items if i.time), key=lambda item: item.time)
     return dated + [i for i in items if not i.time]  # accounting has no time of its own

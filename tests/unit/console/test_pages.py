@@ -253,12 +253,20 @@ def test_the_timeline_orders_decisions_commitments_and_handoffs() -> None:
                 ],
             }
         ],
-        "accounting": {
-            "step": [
+        "accounting": {  # per turn, then per step, as the C-PS's sessions/session holds it
+            "turn": [
                 {
-                    "step-id": 30,
-                    "budget": [
-                        {"dimension": "ietf-cats-agent-selection:tokens", "consumed": "2400"}
+                    "turn-id": 1,
+                    "step": [
+                        {
+                            "step-id": 30,
+                            "budget": [
+                                {
+                                    "dimension": "ietf-cats-agent-selection:tokens",
+                                    "consumed": "2400",
+                                }
+                            ],
+                        }
                     ],
                 }
             ]
@@ -266,7 +274,7 @@ def test_the_timeline_orders_decisions_commitments_and_handoffs() -> None:
     }
     kinds = [item.kind for item in timeline(session)]
     assert kinds == ["commitment", "decision", "handoff", "accounting"]
-    assert timeline(session)[-1].what == "step 30: tokens 2400"
+    assert timeline(session)[-1].what == "turn 1 step 30: tokens 2400"
 
 
 def test_decimal_values_stay_exact() -> None:
