@@ -53,7 +53,7 @@ def _fmt(value: Decimal) -> str:
 
 def bar_chart(bars: Sequence[Bar], parts: Sequence[str], *, title: str, unit: str) -> Markup:
     """Horizontal stacked bars (one per candidate), with a legend of ``parts``."""
-    row, left, right, top = 26, 190, 120, 34
+    row, left, right, top = 26, 170, 230, 34  # right: "84.45 ms  excluded: price-above-maximum"
     height = top + row * max(len(bars), 1) + 30
     totals = [sum((v for _, v in b.parts), Decimal(0)) for b in bars]
     scale = _nice(max(totals, default=Decimal(1)))

@@ -151,7 +151,8 @@ def _bar(candidate: Json, shown_as: Candidate) -> Bar:
     for name, key in (("computing", "computing-time"), ("network", "network-delay")):
         if candidate.get(key) is not None:
             parts.append((name, Decimal(str(candidate[key]))))
-    note = shown_as.outcome if shown_as.excluded else f"rank {shown_as.rank}"
+    reason = candidate.get("reason")  # its detail is in the table: the note must fit the chart
+    note = f"excluded: {bare(reason)}" if reason is not None else f"rank {shown_as.rank}"
     return Bar(shown_as.label, tuple(parts), note, shown_as.csci_id)
 
 
