@@ -27,7 +27,7 @@ from controller.demo.expect import Decision
 from controller.demo.forwarders import RunningForwarder, forwarder_up, start_forwarders
 from controller.demo.launch import Child, Launcher, free_port, listening, wait_until
 
-START_TIMEOUT_S = 40.0
+START_TIMEOUT_S = 120.0  # a ceiling, not a pace: start-up on a loaded 2-core machine
 Entries = dict[str, dict[str, Any]]
 
 
