@@ -53,7 +53,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         port=args.netconf_port,
         max_sessions=args.netconf_max_sessions,
         max_message_size=args.netconf_max_message_size,
+        strict=args.netconf_strict,
     )
+    features: list[tuple[str, str]] = []
+    for given in args.feature:
+        module, colon, feature = given.partition(":")
+        if not (module and colon and feature):
+            print(f"catsctl serve: --feature {given!r} is not MODULE:FEATURE", file=sys.stderr)
+            return 2
+        features.append((module, feature))
     settings = ServeSettings(
         args.state_dir,
         tuple(args.yang_dir),
@@ -67,6 +75,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         decision_max_age=args.decision_max_age,
         audit_size=args.audit_size,
         metrics_address=args.metrics_address,
+        features=tuple(features),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -192,6 +201,16 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="load every module in DIR too (repeatable)",
     )
     serve.add_argument(
+        "--feature",
+        action="append",
+        default=[],
+        metavar="MODULE:FEATURE",
+        help=(
+            "enable FEATURE of MODULE (RFC 7950 7.20.1; repeatable): a module loaded with "
+            "--yang-dir has no feature otherwise; yang-library reports the features enabled"
+        ),
+    )
+    serve.add_argument(
         "--init-data",
         type=Path,
         metavar="FILE",
@@ -249,6 +268,15 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=DEFAULT_MAX_MESSAGE,
         metavar="BYTES",
         help="a larger NETCONF message gets too-big and ends its session",
+    )
+    serve.add_argument(
+        "--netconf-strict",
+        action="store_true",
+        help=(
+            "refuse NETCONF base elements without the base namespace (<commit/> for "
+            "<nc:commit/>), as RFC 6241 is written; by default they are read as the base "
+            "operations, as Junos and netconfd do"
+        ),
     )
     serve.add_argument(
         "--read-only-group",

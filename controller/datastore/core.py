@@ -43,6 +43,7 @@ from controller.datastore.candidate import Candidate
 from controller.datastore.compare import ChangeItem
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
+from controller.datastore.hiding import Hider
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
@@ -53,13 +54,14 @@ from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
-from controller.model.library import module_records, yang_library
+from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.observability.metrics import COMMIT_LATENCY, COMMITS
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
+MODULES_STATE = DataPath("/ietf-yang-library:modules-state")  # RFC 7895, legacy in RFC 8525
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
@@ -101,8 +103,13 @@ class Core:
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
-        library = yang_library(module_records(schema), DATASTORES)
-        self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
+        records = module_records(schema)
+        library = yang_library(records, DATASTORES)
+        legacy = modules_state(records)
+        self._state: dict[DataPath, StateProvider] = {
+            YANG_LIBRARY: lambda: library,
+            MODULES_STATE: lambda: legacy,
+        }
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder = state_dir
@@ -203,6 +210,7 @@ class Core:
         """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2). What the principal may
         not read is left out silently (RFC 8341 3.4.5): a target it may not read reads as
         absent."""
+        nodes.clean_errors(self.ctx)
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -214,11 +222,11 @@ class Core:
             if user is None:
                 document = reads.render(self.ctx, store.first[0], request)
             else:
-                tree = self.authorization.filtered_copy(user, store.first[0], request.path)
-                try:
-                    document = reads.render(self.ctx, tree, request)
-                finally:
-                    nodes.free_all(tree)
+                with Hider(store.tree) as hider:
+                    if self.authorization.hide(user, store.tree, request.path, hider):
+                        document = reads.render(self.ctx, store.first[0], request)
+                    else:
+                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
@@ -229,8 +237,9 @@ class Core:
             try:
                 if request.with_origin:
                     origins = {r: operational.LEARNED for r in states}
-                    if YANG_LIBRARY in origins:
-                        origins[YANG_LIBRARY] = operational.SYSTEM
+                    for region in (YANG_LIBRARY, MODULES_STATE):
+                        if region in origins:
+                            origins[region] = operational.SYSTEM
                     operational.annotate_origin(self.ctx, tree, request, origins)
                 user = self.authorization.user(principal)
                 if user is not None:
@@ -264,6 +273,7 @@ class Core:
         test_only: bool = False,
     ) -> Revision:
         """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
+        nodes.clean_errors(self.ctx)
         self._locks.check(datastore, session)
         if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
             with self._contexts.borrow() as ctx:
@@ -449,6 +459,7 @@ class Core:
         :func:`rpc.reads_running`) is validated without it, so concurrent invocations
         validate in parallel.
         """
+        nodes.clean_errors(self.ctx)
         operation = self._operation(path)
         self.authorization.operation(principal, operation)  # RFC 8341 3.4.4, before the input
         if operation.input_reads_running:

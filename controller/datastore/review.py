@@ -18,7 +18,7 @@ from controller.datastore import datapath
 from controller.datastore.access import Guard
 from controller.datastore.api import DatastoreName, Edit
 from controller.datastore.compare import ChangeItem, Comparison, Printer, plain_printer, touched
-from controller.datastore.nacm import Op, UserAccess
+from controller.datastore.nacm import Op, UserAccess, walk
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applier, locate
 from controller.datastore.validation import Validator
@@ -42,7 +42,7 @@ def reader_printer(user: UserAccess | None) -> Printer:
         copy = nodes.dup(node, with_parents=True)
         top = nodes.top_of(copy)
         alone = top == copy
-        if not reader.prune_below(copy):  # it freed the copy (access.filtered_copy too)
+        if not walk.prune_below(reader, copy):  # it freed the copy
             if not alone:
                 nodes.free_all(top)
             return None

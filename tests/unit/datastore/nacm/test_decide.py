@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from controller.datastore.api import SYSTEM, Principal
-from controller.datastore.nacm import Nacm, Op
+from controller.datastore.nacm import Nacm, Op, walk
 from controller.model import Encoding, Schema, nodes
 from tests.unit.datastore.conftest import TEST_YANG
 
@@ -77,7 +77,7 @@ def readable(nacm: Nacm, schema: Schema, tree: Any, principal: Principal = ALICE
     access = nacm.access(principal)
     assert access is not None
     copy = nodes.dup(tree)
-    first = access.data(Op.READ).prune(copy)
+    first = walk.prune(access.data(Op.READ), copy)
     try:
         text = nodes.print_tree(first, Encoding.JSON, nodes.lib.LYD_PRINT_WITHSIBLINGS)
         return json.loads(text or "{}")
@@ -186,7 +186,7 @@ def test_writes_follow_write_default_and_the_extensions(
     level = find(schema, tree, f"/{NT}:site/guarded/level")
     assert not access.data(Op.UPDATE).verdict(level).permit  # default-deny-write
     site = find(schema, tree, f"/{NT}:site")
-    denied = access.data(Op.DELETE).first_denied(site)
+    denied = walk.first_denied(access.data(Op.DELETE), site)
     assert denied is not None
     assert nodes.path_of(denied).endswith("secret")
 
