@@ -47,7 +47,8 @@ from controller.types import Json
 
 EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
 KEPT, OTHER = "C", "B"  # C holds the working set; B reports more free capacity
-GATEWAY_TIMEOUT_S = 60.0
+GATEWAY_TIMEOUT_S = 240.0  # the whole episode, on a loaded machine
+GATEWAY_REQUEST_S = 60  # each request of the gateway (its default, 10 s, is short under load)
 RULE_TIMEOUT_S = 15.0
 STEP = (1, 30)  # turn, step of the episode
 HTTP_OK = 200
@@ -165,6 +166,8 @@ def episode_played(run: Run) -> Step:
             str(secret),
             "--log",
             str(exchanges),
+            "--timeout",
+            str(GATEWAY_REQUEST_S),
         ],
         timeout=GATEWAY_TIMEOUT_S,
     )
