@@ -35,6 +35,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core
 from controller.datastore.nacm import NACM_PATH
+from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
@@ -151,8 +152,9 @@ def private_state_dir(state_dir: Path) -> None:
 
 
 def is_new_state_dir(state_dir: Path) -> bool:
-    """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
-    return not state_dir.is_dir() or not any(state_dir.iterdir())
+    """Whether a state directory holds nothing yet but its lock (``--init-data`` applies only
+    then)."""
+    return not state_dir.is_dir() or all(path.name == LOCK_NAME for path in state_dir.iterdir())
 
 
 def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
@@ -197,13 +199,16 @@ class Application:
         )
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         private_state_dir(settings.state_dir)
-        self.hosted = installer(
-            registrations, Host(settings, lambda: self.core, self._publish_notification)
-        )
+        self._lock = StateLock(settings.state_dir)
         try:
+            self._lock.acquire()  # before anything reads or writes there
+            self.hosted = installer(
+                registrations, Host(settings, lambda: self.core, self._publish_notification)
+            )
             apply_plugins(settings.plugins, registrations)
             self.core = Core(self.schema, settings.state_dir, registrations)
         except BaseException:
+            self._lock.release()
             self.schema.close()
             raise
         if fresh and settings.init_data is not None:
@@ -250,16 +255,11 @@ class Application:
             )
         try:
             self.server.start()
-        except BaseException:
-            self.hosted.close()
-            raise
-        if self.netconf is not None and self.settings.netconf.port > 0:
-            try:
+            if self.netconf is not None and self.settings.netconf.port > 0:
                 self.netconf.server.start()
-            except BaseException:
-                self.server.stop()
-                self.hosted.close()
-                raise
+        except BaseException:
+            self.__exit__(None, None, None)  # a port taken: everything started is stopped
+            raise
         return self
 
     def __exit__(
@@ -275,6 +275,7 @@ class Application:
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.core.close()
         self.schema.close()
+        self._lock.release()
 
 
 def serve(

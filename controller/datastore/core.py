@@ -38,6 +38,8 @@ from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus, Subscriber
 from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
+from controller.datastore.files import REAL_DISK, Disk
+from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
@@ -66,6 +68,7 @@ class CoreSettings:
     streams: tuple[str, ...] = ()
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
     hash_password: Callable[[str], str] | None = None  # for $0$ passwords; None: SHA-512 crypt
+    disk: Disk = REAL_DISK  # where persisted bytes are written (a test's full disk)
 
 
 class Core:
@@ -96,9 +99,10 @@ class Core:
         self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
-        folder = state_dir
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
-        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder)
+        folder, disk = state_dir, self.settings.disk
+        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk)
+        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
+        self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
         self._datastores = DatastoreOperations(self, self.candidate, self._lock, self._locks)
         self.validator: Validator = self._validator()
@@ -171,6 +175,15 @@ class Core:
         """The clear text of a stored secret (southbound credentials), for the server's own
         use; never for a reply."""
         return self.secrets.reveal(secret)
+
+    def keep(self, name: str, document: str | None) -> None:
+        """Durably keep (None: forget) a small document of the server's own; see
+        :class:`~controller.datastore.kept.KeptDocuments`."""
+        self._kept.keep(name, document)
+
+    def kept(self, name: str) -> str | None:
+        """A document :meth:`keep` kept, also before a restart; None when there is none."""
+        return self._kept.kept(name)
 
     def validation_stats(self) -> ValidationStats:
         """How many running transactions were validated locally and in full."""
@@ -285,10 +298,9 @@ class Core:
             )
             if txn.test_only:
                 raise _TestOnlyError
+            store.persist(txn.edits)  # durable before any hook acts on it
             if running:
-                for hook in self.registrations.commit_hooks:
-                    hook(change)
-            store.persist(txn.edits)
+                self._run_hooks(store, change)
         except _TestOnlyError:
             self._undo(applier, running=running)
             return store.revisions.of(None)
@@ -302,6 +314,15 @@ class Core:
                 ErrorItem(ErrorType.APPLICATION, "operation-failed", f"commit refused: {exc}")
             ) from exc
         return self._made_current(txn, store, applier, running=running)
+
+    def _run_hooks(self, store: ConfigStore, change: Change) -> None:
+        """The commit hooks; one that raises refuses the commit, which the journal forgets."""
+        try:
+            for hook in self.registrations.commit_hooks:
+                hook(change)
+        except BaseException:
+            store.retract()
+            raise
 
     def _undo(self, applier: Applier, *, running: bool) -> None:
         applier.undo.rollback()

@@ -25,6 +25,7 @@ from paramiko.common import (
 )
 
 from controller.datastore.api import Principal
+from controller.errors import listen_error
 from controller.netconf.session import NetconfSession, SessionEnv
 
 LOG = logging.getLogger(__name__)
@@ -159,7 +160,11 @@ class NetconfServer:
         self._keys = host_keys(self._state_dir)
         if not LOG.isEnabledFor(logging.DEBUG):  # paramiko logs every port probe as an error
             logging.getLogger("paramiko").setLevel(logging.CRITICAL)
-        listener = socket.create_server((self._settings.address, self._settings.port), backlog=128)
+        address, port = self._settings.address, self._settings.port
+        try:
+            listener = socket.create_server((address, port), backlog=128)
+        except OSError as exc:
+            raise listen_error("NETCONF", address, port, exc, "--netconf-port") from None
         listener.settimeout(ACCEPT_POLL_S)  # so that stop() is seen at once
         self._socket = listener
         self._thread = threading.Thread(target=self._accept, name="netconf-accept", daemon=True)

@@ -14,6 +14,8 @@ from typing import Any
 from cheroot import wsgi
 from cheroot.ssl.builtin import BuiltinSSLAdapter
 
+from controller.errors import listen_error
+
 LOG = logging.getLogger(__name__)
 DEFAULT_ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -118,8 +120,16 @@ class RestconfServer:
         self.stop()
 
     def start(self) -> None:
-        """Bind and serve in a background thread."""
-        self._server.prepare()
+        """Bind and serve in a background thread.
+
+        Raises:
+            CatsError: the address cannot be bound (a port taken), in one line.
+        """
+        try:
+            self._server.prepare()
+        except OSError as exc:
+            address, port = self._settings.address, self._settings.port
+            raise listen_error("RESTCONF", address, port, exc, "--restconf-port") from None
         self._thread = threading.Thread(target=self._server.serve, name="restconf", daemon=True)
         self._thread.start()
         LOG.info("RESTCONF listening at %s", self._settings.base_url)
