@@ -81,6 +81,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         core.publish("NETCONF", document)
 
     confirmed = ConfirmedCommits(core, publish)
+    confirmed.resume()  # a confirmed commit pending before a restart
     records = module_records(schema)
     modules = tuple((r.name, r.revision, r.namespace) for r in records)
     folders = [project_yang_dir(), *yang_dirs, *standard_yang_dirs()]

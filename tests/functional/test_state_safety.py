@@ -5,16 +5,21 @@ operator checks and repairs it (``catsctl state check``, ``catsctl state repair`
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import (
+    ADMIN,
     JSON,
     TEST_YANG,
     Server,
@@ -155,3 +160,60 @@ def test_a_damaged_journal_stops_the_start_until_checked_and_repaired(tmp_path: 
         put_entry(restarted, 100)
     with running_server(state) as again:
         assert entry_ids(again) == {*kept, 100}
+
+
+BL = "urn:example:bench-list"
+
+
+def nc_entry(key: int) -> str:
+    """A ``<config>`` creating bench entry ``key``."""
+    return (
+        f'<config xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><bench xmlns="{BL}">'
+        f"<entry><id>{key}</id><name>c{key}</name></entry></bench></config>"
+    )
+
+
+def wait_until(what: str, condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll ``condition`` (bounded)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_confirmed_commit_outlives_restarts_with_its_timeout(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    kept = state / "confirmed-commit.kept"
+    with seeded_server(tmp_path, seed()) as server:
+        with connect_nc(server.netconf_port, *ADMIN) as m:
+            m.edit_config(target="candidate", config=nc_entry(80))
+            m.commit(confirmed=True, timeout="600", persist="keep-80")
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=60)
+    assert kept.exists()
+    with running_server(state) as restarted:
+        assert 80 in entry_ids(restarted)  # still pending: neither confirmed nor rolled back
+        with connect_nc(restarted.netconf_port, *ADMIN) as m:  # a new session confirms it
+            m.commit(persist_id="keep-80")
+        assert not kept.exists()
+        # without persist, and the session still open when the server is killed
+        m = connect_nc(restarted.netconf_port, *ADMIN)
+        m.edit_config(target="candidate", config=nc_entry(81))
+        m.commit(confirmed=True, timeout="600")
+        assert 81 in entry_ids(restarted)
+        restarted.process.send_signal(signal.SIGKILL)
+        restarted.process.wait()
+        with contextlib.suppress(Exception):
+            m.close_session()
+    with running_server(state) as again:
+        assert entry_ids(again) == {80}  # 80 confirmed; 81 rolled back at the start
+        assert not kept.exists()
+        with connect_nc(again.netconf_port, *ADMIN) as m:
+            m.edit_config(target="candidate", config=nc_entry(82))
+            m.commit(confirmed=True, timeout="2", persist="short")
+        again.process.send_signal(signal.SIGKILL)
+        again.process.wait()
+    with running_server(state) as third:  # its timeout ran out while it was down, or soon
+        wait_until("the rollback of 82", lambda: 82 not in entry_ids(third))
+        assert entry_ids(third) == {80}
+        wait_until("the backup forgotten", lambda: not kept.exists())
