@@ -3,68 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from controller import __version__
+from controller.cli_serve import add_parsers as add_serve_parsers
+from controller.cli_state import add_parsers as add_state_parsers
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
-    """Run the C-PS: RESTCONF and NETCONF over the server core."""
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
-    from controller.app import serve  # noqa: PLC0415
-    from controller.netconf.server import NetconfSettings  # noqa: PLC0415
-    from controller.restconf.server import ListenSettings, TlsSettings  # noqa: PLC0415
-    from controller.server import ServeSettings  # noqa: PLC0415
-
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    tls = None
-    if args.tls_cert or args.tls_key:
-        if not (args.tls_cert and args.tls_key):
-            print("catsctl serve: --tls-cert and --tls-key go together", file=sys.stderr)
-            return 2
-        tls = TlsSettings(args.tls_cert, args.tls_key, args.tls_client_ca)
-    elif args.tls_client_ca:
-        print("catsctl serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
-        return 2
-    listen = ListenSettings(
-        address=args.restconf_address,
-        port=args.restconf_port,
-        tls=tls,
-        max_body_size=args.max_body_size,
-    )
-    netconf = NetconfSettings(
-        address=args.netconf_address,
-        port=args.netconf_port,
-        max_sessions=args.netconf_max_sessions,
-        max_message_size=args.netconf_max_message_size,
-    )
-    settings = ServeSettings(
-        args.state_dir,
-        tuple(args.yang_dir),
-        args.init_data,
-        listen,
-        tuple(args.plugin),
-        netconf,
-        read_only_groups=tuple(args.read_only_group),
-        recovery_user=args.recovery_user,
-    )
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    return serve(settings, stop)
 
 
 def _cmd_hash_password(args: argparse.Namespace) -> int:
@@ -80,70 +29,6 @@ def _cmd_hash_password(args: argparse.Namespace) -> int:
         return 1
     print(hash_password(password))
     return 0
-
-
-def _cmd_state_check(args: argparse.Namespace) -> int:
-    """Report each state file as a start would read it; 1 when one is damaged."""
-    from controller.datastore.integrity import check_state  # noqa: PLC0415
-
-    if not args.state_dir.is_dir():
-        print(f"catsctl state check: no state directory {args.state_dir}", file=sys.stderr)
-        return 1
-    reports = check_state(args.state_dir)
-    for report in reports:
-        if report.damage is not None:
-            print(f"DAMAGED {report.damage.describe()}")
-        else:
-            print(f"ok      {report.path}: {report.summary}")
-    damaged = [report for report in reports if not report.ok]
-    if damaged:
-        print(
-            f"{len(damaged)} damaged: catsctl serve refuses this state directory; "
-            f"`catsctl state repair --state-dir {args.state_dir} --to-last-good` cuts a damaged "
-            "journal at its damage (the records after it are lost)",
-            file=sys.stderr,
-        )
-    return 1 if damaged else 0
-
-
-def _cmd_state_repair(args: argparse.Namespace) -> int:
-    """Cut damaged journals at their damage; 1 when something is left unrepaired."""
-    from controller.datastore.integrity import repair_to_last_good  # noqa: PLC0415
-
-    if not args.to_last_good:
-        print("catsctl state repair: say --to-last-good (the one repair)", file=sys.stderr)
-        return 2
-    done, left = repair_to_last_good(args.state_dir)
-    for line in done:
-        print(f"repaired {line}")
-    for line in left:
-        print(f"catsctl state repair: {line}", file=sys.stderr)
-    if not done and not left:
-        print(f"nothing to repair in {args.state_dir}")
-    return 1 if left else 0
-
-
-def _add_state(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    state = commands.add_parser(
-        "state", help="check or repair the state directory of a server (journal, snapshots)"
-    )
-    actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check = actions.add_parser(
-        "check", help="report each state file as catsctl serve would read it (changes nothing)"
-    )
-    check.add_argument("--state-dir", type=Path, default=Path("state"), metavar="DIR")
-    check.set_defaults(handler=_cmd_state_check)
-    repair = actions.add_parser(
-        "repair", help="cut a damaged journal at its damage, keeping the records before it"
-    )
-    repair.add_argument("--state-dir", type=Path, default=Path("state"), metavar="DIR")
-    repair.add_argument(
-        "--to-last-good",
-        action="store_true",
-        help="keep the intact records before the damage, lose those after it (the damaged "
-        "file is kept as NAME.damaged-TIME); the server must be stopped",
-    )
-    repair.set_defaults(handler=_cmd_state_repair)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -180,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-t", "--type", choices=[kind.value for kind in InstanceKind], default="data"
     )
     validate.set_defaults(handler=_cmd_validate)
-    _add_serve(commands)
-    _add_state(commands)
+    add_serve_parsers(commands)
+    add_state_parsers(commands)
     _add_agents(commands)
 
     hashing = commands.add_parser(
@@ -207,104 +92,6 @@ def _add_agents(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
     for add in (add_cnma, add_csma, add_forwarder, add_gateway, add_sci, add_instance):
         add(commands)
-
-
-def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from controller.netconf.server import (  # noqa: PLC0415
-        DEFAULT_MAX_MESSAGE,
-        DEFAULT_MAX_SESSIONS,
-    )
-    from controller.netconf.server import DEFAULT_PORT as NETCONF_PORT  # noqa: PLC0415
-    from controller.restconf.server import (  # noqa: PLC0415
-        DEFAULT_ADDRESS,
-        DEFAULT_MAX_BODY,
-        DEFAULT_PORT,
-    )
-
-    serve = commands.add_parser("serve", help="run the C-PS (RESTCONF and NETCONF servers)")
-    serve.add_argument("--state-dir", type=Path, default=Path("state"), metavar="DIR")
-    serve.add_argument(
-        "--yang-dir",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="load every module in DIR too (repeatable)",
-    )
-    serve.add_argument(
-        "--init-data",
-        type=Path,
-        metavar="FILE",
-        help="JSON or XML seed for running, applied once when the state directory is new",
-    )
-    serve.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help=(
-            "import the Python module MODULE (importable: on PYTHONPATH or installed) and call "
-            "its register(registrations) -> None, which adds state providers, RPC and action "
-            "handlers and commit hooks (controller.plugins; repeatable, applied in order)"
-        ),
-    )
-    serve.add_argument("--restconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
-    serve.add_argument("--restconf-port", type=int, default=DEFAULT_PORT, metavar="PORT")
-    serve.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve HTTPS")
-    serve.add_argument("--tls-key", type=Path, metavar="PEM")
-    serve.add_argument(
-        "--tls-client-ca", type=Path, metavar="PEM", help="require client certificates"
-    )
-    serve.add_argument(
-        "--max-body-size",
-        type=int,
-        default=DEFAULT_MAX_BODY,
-        metavar="BYTES",
-        help="larger request bodies get 413",
-    )
-    serve.add_argument("--netconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
-    serve.add_argument(
-        "--netconf-port",
-        type=int,
-        default=NETCONF_PORT,
-        metavar="PORT",
-        help="NETCONF over SSH (RFC 6242); 0 turns NETCONF off",
-    )
-    serve.add_argument(
-        "--netconf-max-sessions",
-        type=int,
-        default=DEFAULT_MAX_SESSIONS,
-        metavar="N",
-        help="a session beyond N gets resource-denied and is closed",
-    )
-    serve.add_argument(
-        "--netconf-max-message-size",
-        type=int,
-        default=DEFAULT_MAX_MESSAGE,
-        metavar="BYTES",
-        help="a larger NETCONF message gets too-big and ends its session",
-    )
-    serve.add_argument(
-        "--read-only-group",
-        action="append",
-        default=[],
-        metavar="GROUP",
-        help=(
-            "put a NACM rule-list 'read-only-GROUP' first in running (when it is not there "
-            "yet): members of the group GROUP may read and invoke but not write (RFC 8341; "
-            "repeatable)"
-        ),
-    )
-    serve.add_argument(
-        "--recovery-user",
-        metavar="USER",
-        help=(
-            "the local user whose sessions bypass access control (an RFC 8341 recovery "
-            "session, for a policy that locks everybody out); each such session is logged"
-        ),
-    )
-    serve.add_argument("-v", "--verbose", action="store_true")
-    serve.set_defaults(handler=_cmd_serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

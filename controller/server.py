@@ -21,7 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from controller.auth import LocalUsers
+from controller.auth import LocalUsers, LoginSettings
+from controller.auth.logins import LOGINS_PATH
 from controller.auth.policy import read_only_rule_list
 from controller.datastore.api import (
     SYSTEM,
@@ -33,7 +34,7 @@ from controller.datastore.api import (
     Registrations,
     Revision,
 )
-from controller.datastore.core import Core
+from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
@@ -71,6 +72,8 @@ class ServeSettings:
     netconf: NetconfSettings = field(default_factory=NetconfSettings)
     read_only_groups: tuple[str, ...] = field(default=(), kw_only=True)
     recovery_user: str | None = field(default=None, kw_only=True)  # RFC 8341 3.2
+    logins: LoginSettings = field(default_factory=LoginSettings, kw_only=True)
+    core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -197,6 +200,7 @@ class Application:
         registrations.state[DataPath("/ietf-netconf-monitoring:netconf-state")] = (
             self._netconf_state
         )
+        registrations.state[DataPath(LOGINS_PATH)] = self._logins_state
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         private_state_dir(settings.state_dir)
         self._lock = StateLock(settings.state_dir)
@@ -206,7 +210,7 @@ class Application:
                 registrations, Host(settings, lambda: self.core, self._publish_notification)
             )
             apply_plugins(settings.plugins, registrations)
-            self.core = Core(self.schema, settings.state_dir, registrations)
+            self.core = Core(self.schema, settings.state_dir, registrations, settings.core)
         except BaseException:
             self._lock.release()
             self.schema.close()
@@ -217,13 +221,14 @@ class Application:
         resolver = PathResolver(self.schema.context)
         started = datetime.now(UTC)
         info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
-        self.users = users = LocalUsers(self.core, settings.recovery_user)
-        authenticator = Authenticator(users.check_password)
+        self.users = users = LocalUsers(self.core, settings.recovery_user, settings.logins)
+        authenticator = Authenticator(users.login, users.known_good, users.logins.retry_after)
         app = create_app(
             Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
             authenticator.authenticate,
             users.principal,
             max_body_size=listen.max_body_size,
+            limits=listen.limits,
         )
         self.server = RestconfServer(app, listen)
         self.netconf = build_netconf(
@@ -242,6 +247,9 @@ class Application:
             self.core.publish("NETCONF", json.dumps(document))
         except CatsError:  # the application's fault; the report or decision stands
             LOG.exception("an application notification failed validation")
+
+    def _logins_state(self) -> dict[str, object]:
+        return self.users.logins.state()
 
     def _netconf_state(self) -> dict[str, object]:
         return self.netconf.state() if self.netconf is not None else {}
@@ -273,6 +281,7 @@ class Application:
             self.netconf.server.stop()
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
+        self.users.close()
         self.core.close()
         self.schema.close()
         self._lock.release()

@@ -34,7 +34,12 @@ from controller.datastore.api import (
     Subscription,
 )
 from controller.datastore.authorization import AccountsWatcher, Authorization
-from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus, Subscriber
+from controller.datastore.bus import (
+    DEFAULT_PER_USER,
+    DEFAULT_REPLAY,
+    NotificationBus,
+    Subscriber,
+)
 from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
@@ -44,6 +49,7 @@ from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
 from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
+from controller.datastore.shadow import SHADOW_NODES, edit_nodes, shadow_transaction
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
@@ -55,6 +61,7 @@ from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
+MAX_EDIT_NODES = 2_000_000  # about 300k list entries of a few leaves each
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
@@ -69,6 +76,9 @@ class CoreSettings:
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
     hash_password: Callable[[str], str] | None = None  # for $0$ passwords; None: SHA-512 crypt
     disk: Disk = REAL_DISK  # where persisted bytes are written (a test's full disk)
+    subscriptions_per_user: int = DEFAULT_PER_USER  # event streams, NETCONF subscriptions
+    max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
+    shadow_nodes: int = SHADOW_NODES  # from this size an edit of running works on a copy
 
 
 class Core:
@@ -90,11 +100,17 @@ class Core:
         leaves = {**BUILT_IN, **dict.fromkeys(secret_leaves, SecretKind.ENCRYPT)}
         self.secrets = Secrets(load_key(state_dir), leaves, self.settings.hash_password)
         self._lock = threading.RLock()
+        self._write = threading.RLock()  # changes of running, one at a time; before _lock
         self._locks = Locks()
         self._operations: dict[DataPath, rpc.Operation] = {}  # RPCs, resolved once
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
-        self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
+        self.bus = NotificationBus(
+            self._matches,
+            self.settings.replay_size,
+            self.settings.streams,
+            self.settings.subscriptions_per_user,
+        )
         library = yang_library(module_records(schema), DATASTORES)
         self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
         self._state[DataPath(NACM_PATH)] = self.authorization.state
@@ -104,7 +120,9 @@ class Core:
         self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
-        self._datastores = DatastoreOperations(self, self.candidate, self._lock, self._locks)
+        self._datastores = DatastoreOperations(
+            self, self.candidate, (self._write, self._lock), self._locks
+        )
         self.validator: Validator = self._validator()
         size = self.settings.parse_contexts
         self._contexts = Contexts(schema, default_size() if size is None else size)
@@ -265,17 +283,45 @@ class Core:
         session: str | None = None,
         test_only: bool = False,
     ) -> Revision:
-        """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
+        """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072).
+
+        An edit of more than ``max_edit_nodes`` data nodes is refused (``too-big``) before it
+        is parsed; one of more than ``shadow_nodes`` on running is worked on a copy
+        (:mod:`.shadow`), so that reads go on meanwhile and see the committed state.
+        """
         self._locks.check(datastore, session)
+        size, bound = edit_nodes(list(edits)), self.settings.max_edit_nodes
+        if size > bound:
+            raise refuse(
+                "too-big",
+                f"the edit holds about {size} data nodes, more than the {bound} one edit may "
+                "hold (catsctl serve --max-edit-nodes); split it into several edits",
+                error_type=ErrorType.PROTOCOL,
+            )
         if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
             with self._contexts.borrow() as ctx:
                 edits = self.secrets.prepare(ctx, edits)
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
-        with self._lock:
-            txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
-            return self.transaction(txn)
+        txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
+        with self._write:
+            if datastore is DatastoreName.RUNNING and size >= self.settings.shadow_nodes:
+                revision: Revision = shadow_transaction(self, txn)
+                self.running.compact_if_due(self.settings.compact_minimum)
+                return revision
+            with self._lock:
+                return self.transaction(txn)
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The lock every use of the trees takes (a large edit takes it only to swap)."""
+        return self._lock
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        """The lock every change of running takes first, before :attr:`read_lock`."""
+        return self._write
 
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock)."""

@@ -52,8 +52,12 @@ STANDARD_MODULES: tuple[str, ...] = (
     "ietf-netconf-notifications",
 )
 
+#: The product's own modules (not CATS proposals: their own namespace,
+#: ``urn:cats-controller:yang:MODULE``): the server's administration data.
+PRODUCT_MODULES: tuple[str, ...] = ("cats-controller-admin",)
+
 #: Everything ``catsctl serve`` implements before any ``--yang-dir``.
-SERVER_MODULES: tuple[str, ...] = CATS_MODULES + STANDARD_MODULES
+SERVER_MODULES: tuple[str, ...] = CATS_MODULES + PRODUCT_MODULES + STANDARD_MODULES
 
 #: The features to enable, by module; a module not named has none (RFC 7950 7.20.1).
 Features = Mapping[str, Sequence[str]]

@@ -22,13 +22,16 @@ from controller.netconf.errors import FramingError, netconf_error
 from controller.netconf.framing import Deframer, frame
 from controller.netconf.messages import (
     BASE_11,
+    DEFAULT_LIMITS,
     NamespaceOf,
+    XmlLimits,
     build_hello,
     error_reply,
     parse_hello,
     parse_rpc,
     parse_xml,
     reply,
+    root_attributes,
     to_bytes,
 )
 from controller.netconf.notifications import (
@@ -71,6 +74,7 @@ class SessionEnv:
     max_message_size: int
     max_sessions: int
     events: Callable[[str], None]
+    limits: XmlLimits = DEFAULT_LIMITS  # the shape of a message: attributes, elements, depth
 
 
 class NetconfSession:
@@ -120,7 +124,7 @@ class NetconfSession:
             if hello is None:
                 return
             try:
-                capabilities = parse_hello(hello)
+                capabilities = parse_hello(hello, env.limits)
             except CatsError:
                 env.registry.bad_hello()
                 self._reason = "bad-hello"
@@ -155,9 +159,7 @@ class NetconfSession:
         message = self._messages(deframer)
         if message is None:
             return
-        attributes: tuple[tuple[str, str], ...] = ()
-        with contextlib.suppress(CatsError):
-            attributes = tuple((str(k), str(v)) for k, v in parse_xml(message).attrib.items())
+        attributes = root_attributes(message, self._env.limits)
         item = ErrorItem(
             ErrorType.PROTOCOL,
             "resource-denied",
@@ -169,14 +171,11 @@ class NetconfSession:
         """Answer one message; True when the session is to close."""
         counters = self._info.counters
         counters.in_rpcs += 1
-        attributes: tuple[tuple[str, str], ...] = ()
         try:
-            root = parse_xml(message)
-            attributes = tuple((str(k), str(v)) for k, v in root.attrib.items())
-            rpc = parse_rpc(root)
+            rpc = parse_rpc(parse_xml(message, self._env.limits))
         except CatsError as exc:
             counters.in_bad_rpcs += 1
-            self._errors(attributes, exc.items)
+            self._errors(root_attributes(message, self._env.limits), exc.items)
             return False
         caller = Caller(self.session_id, self._principal.user, self._principal, self._subscribe)
         try:

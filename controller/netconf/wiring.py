@@ -19,9 +19,10 @@ from controller.netconf.confirmed import ConfirmedCommits
 from controller.netconf.monitoring import SchemaSources, netconf_state
 from controller.netconf.operations import Operations
 from controller.netconf.reads import Reads
-from controller.netconf.server import Credentials, NetconfServer, NetconfSettings, capabilities
+from controller.netconf.server import NetconfServer, NetconfSettings, capabilities
 from controller.netconf.session import SessionEnv
 from controller.netconf.sessions import Registry
+from controller.netconf.ssh import Credentials
 from controller.types import DataPath
 
 #: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
@@ -122,6 +123,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_message_size=settings.max_message_size,
         max_sessions=settings.max_sessions,
         events=publish,
+        limits=settings.limits,
     )
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)

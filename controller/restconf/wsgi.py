@@ -10,6 +10,7 @@ was a fifth of the server time of a small RPC (tools/bench/selection.py).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from http import HTTPStatus
@@ -19,18 +20,25 @@ from wsgiref.types import StartResponse, WSGIEnvironment
 
 from controller.datastore.api import Principal
 from controller.errors import ErrorItem, ErrorType
+from controller.model.limits import DocumentLimits, LimitError, check_json_shape, check_xml
+from controller.restconf.auth import Authenticated, ConnectionMemo
 from controller.restconf.http import ANONYMOUS, HttpReply, HttpRequest
 from controller.restconf.resources import Restconf
 
 LOG = logging.getLogger(__name__)
 UNAUTHENTICATED = frozenset({"/.well-known/host-meta"})
 REALM = 'Basic realm="restconf", charset="UTF-8"'
+DEFAULT_LIMITS = DocumentLimits()
 
-#: Returns the authenticated user of an Authorization header, or None.
-Authenticate = Callable[[str | None], str | None]
-#: Returns the NACM groups of a user.
+#: Authenticates a request: (Authorization header, source address, the connection's memo).
+Authenticate = Callable[[str | None, str, ConnectionMemo | None], Authenticated]
 #: The principal of an authenticated user: (user, transport, source address) -> Principal.
 PrincipalOf = Callable[[str, str, str], Principal]
+#: The environ key of a connection's :class:`ConnectionMemo` (set by the server adapter).
+CONNECTION_MEMO = "cats.connection_memo"
+#: The environ key of the server's stream hand-off: called with a response's chunks after
+#: ``start_response``, it sends the head and writes them on a thread of its own.
+DETACH = "cats.detach"
 
 
 def raw_target(environ: Mapping[str, Any]) -> tuple[str, str]:
@@ -77,6 +85,18 @@ def read_body(environ: Mapping[str, Any], limit: int) -> bytes | None:
     return None if len(data) > limit else data
 
 
+def check_shape(body: bytes, content_type: str | None, limits: DocumentLimits) -> None:
+    """Refuse a body past the bounds of its media type's shape, before anything parses it
+    (RFC 8040 5.2: the bodies are JSON or XML)."""
+    kind = (content_type or "").lower()
+    if not body or not kind:
+        return
+    if "json" in kind:
+        check_json_shape(body.decode("utf-8", errors="replace"), limits)
+    elif "xml" in kind:
+        check_xml(body, limits)
+
+
 def status_line(status: int) -> str:
     """``200 OK``."""
     try:
@@ -99,11 +119,13 @@ class RestconfApp:
         principal_of: PrincipalOf,
         *,
         max_body_size: int,
+        limits: DocumentLimits = DEFAULT_LIMITS,
     ) -> None:
         self._restconf = restconf
         self._authenticate = authenticate
         self._principal_of = principal_of
         self._max_body_size = max_body_size
+        self._limits = limits
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
@@ -118,6 +140,10 @@ class RestconfApp:
         headers = list(reply.headers)
         if reply.stream is not None:
             start_response(status_line(reply.status), headers)
+            detach = environ.get(DETACH)
+            if callable(detach):  # the stream is written off the worker threads
+                detach(reply.stream)
+                return []
             return reply.stream
         headers.append(("Content-Length", str(len(reply.body))))
         start_response(status_line(reply.status), headers)
@@ -126,18 +152,45 @@ class RestconfApp:
     def _answer(self, bare: HttpRequest, environ: WSGIEnvironment) -> HttpReply:
         """Authenticate, read the body within its bound and let the resources answer."""
         public = bare.path in UNAUTHENTICATED
-        user = None if public else self._authenticate(bare.header("authorization"))
-        if user is None and not public:
-            item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
-            return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
+        source = str(environ.get("REMOTE_ADDR", ""))
+        user = None
+        if not public:
+            memo = environ.get(CONNECTION_MEMO)
+            memo = memo if isinstance(memo, ConnectionMemo) else None
+            authenticated = self._authenticate(bare.header("authorization"), source, memo)
+            if authenticated.user is None:
+                return self._refused(bare, authenticated)
+            user = authenticated.user
         body = read_body(environ, self._max_body_size)
         if body is None:
             limit = self._max_body_size
             item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")
             return _with(self._restconf.error_reply(bare, 413, (item,)), "Connection", "close")
-        source = str(environ.get("REMOTE_ADDR", ""))
+        try:
+            check_shape(body, bare.header("content-type"), self._limits)
+        except LimitError as exc:
+            if exc.too_big:
+                item = ErrorItem(ErrorType.PROTOCOL, "too-big", f"the body has {exc}")
+                return self._restconf.error_reply(bare, 413, (item,))
+            item = ErrorItem(ErrorType.PROTOCOL, "malformed-message", f"the body has {exc}")
+            return self._restconf.error_reply(bare, 400, (item,))
         principal = self._principal_of(user, "restconf", source) if user else ANONYMOUS
         return self._restconf.handle(replace(bare, body=body, principal=principal))
+
+    def _refused(self, bare: HttpRequest, authenticated: Authenticated) -> HttpReply:
+        """401 for no or wrong credentials; 429 while the source or user is throttled after
+        failures, 503 while every password check is busy (both with Retry-After)."""
+        wait = str(max(1, math.ceil(authenticated.retry_after)))
+        if authenticated.outcome == "throttled":
+            message = "too many failed logins from this address or for this user; retry later"
+            item = ErrorItem(ErrorType.PROTOCOL, "resource-denied", message)
+            return _with(self._restconf.error_reply(bare, 429, (item,)), "Retry-After", wait)
+        if authenticated.outcome == "busy":
+            message = "too many logins are being checked; retry later"
+            item = ErrorItem(ErrorType.PROTOCOL, "resource-denied", message)
+            return _with(self._restconf.error_reply(bare, 503, (item,)), "Retry-After", wait)
+        item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
+        return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
 
 
 def create_app(
@@ -146,6 +199,9 @@ def create_app(
     principal_of: PrincipalOf,
     *,
     max_body_size: int,
+    limits: DocumentLimits = DEFAULT_LIMITS,
 ) -> RestconfApp:
     """The WSGI application serving every RESTCONF resource."""
-    return RestconfApp(restconf, authenticate, principal_of, max_body_size=max_body_size)
+    return RestconfApp(
+        restconf, authenticate, principal_of, max_body_size=max_body_size, limits=limits
+    )
