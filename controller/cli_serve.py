@@ -80,7 +80,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         read_only_groups=tuple(args.read_only_group),
         recovery_user=args.recovery_user,
         logins=logins,
-        core=CoreSettings(subscriptions_per_user=args.max_subscriptions_per_user),
+        core=CoreSettings(
+            subscriptions_per_user=args.max_subscriptions_per_user,
+            max_edit_nodes=args.max_edit_nodes,
+        ),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -296,6 +299,7 @@ def _add_restconf_options(serve: argparse.ArgumentParser) -> None:
 def _add_limit_options(serve: argparse.ArgumentParser) -> None:
     """The shape of NETCONF messages and RESTCONF bodies."""
     from controller.datastore.bus import DEFAULT_PER_USER  # noqa: PLC0415
+    from controller.datastore.core import MAX_EDIT_NODES  # noqa: PLC0415
     from controller.model.limits import DocumentLimits  # noqa: PLC0415
 
     limits = DocumentLimits()
@@ -319,16 +323,26 @@ def _add_limit_options(serve: argparse.ArgumentParser) -> None:
         help="XML elements, or JSON values, of one document",
     )
     group.add_argument(
+        "--max-depth",
+        type=int,
+        default=limits.max_depth,
+        metavar="N",
+        help="nesting of XML elements, or of JSON objects and arrays",
+    )
+    core = serve.add_argument_group("server core")
+    core.add_argument(
         "--max-subscriptions-per-user",
         type=int,
         default=DEFAULT_PER_USER,
         metavar="N",
         help="event streams and NETCONF subscriptions one user may hold at once",
     )
-    group.add_argument(
-        "--max-depth",
+    core.add_argument(
+        "--max-edit-nodes",
         type=int,
-        default=limits.max_depth,
+        default=MAX_EDIT_NODES,
         metavar="N",
-        help="nesting of XML elements, or of JSON objects and arrays",
+        help="data nodes one edit may hold (counted before it is parsed); a larger edit is "
+        "refused with too-big. An edit of running of more than 20000 is worked on a copy, so "
+        "that reads go on meanwhile",
     )

@@ -35,6 +35,7 @@ HOST_KEY = "netconf-host-key"
 HOST_KEY_ECDSA = "netconf-host-key-ecdsa"
 ACCEPT_POLL_S = 0.2
 SETTLE_POLL_S = 0.5  # how soon a connection that left before logging in is let go
+PARAMIKO_SLACK_S = 5.0  # paramiko's own timeouts, past the login grace time
 #: Connections past the session bound that are still served, to be told ``resource-denied``.
 OVERFLOW = 16
 
@@ -172,9 +173,9 @@ class NetconfServer:
         try:
             for key in self._keys:
                 transport.add_server_key(key)
-            grace = bounds.login_grace_time
-            transport.banner_timeout = transport.handshake_timeout = transport.auth_timeout = grace
-            transport.start_server(server=auth)
+            late = bounds.login_grace_time + PARAMIKO_SLACK_S  # the grace time cuts first
+            transport.banner_timeout = transport.handshake_timeout = transport.auth_timeout = late
+            transport.start_server(threading.Event(), server=auth)  # returns at once
             if not _settled(transport, auth, bounds.login_grace_time):
                 return
             assert auth.user is not None
