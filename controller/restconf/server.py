@@ -151,7 +151,6 @@ class GatedServer(wsgi.Server):
     def __init__(self, bind: tuple[str, int], app: Any, settings: ListenSettings) -> None:
         super().__init__(bind, app, numthreads=settings.threads, server_name="cats-controller")
         self.gateway = ConnectionGateway
-        self.timeout = settings.gate.body_timeout
         self._gate_settings = settings.gate
 
     def prepare(self) -> None:
