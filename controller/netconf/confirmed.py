@@ -106,8 +106,10 @@ class ConfirmedCommits:
 
     @property
     def pending(self) -> bool:
-        """Whether a confirmed commit waits for its confirmation."""
-        return self._pending is not None
+        """Whether a confirmed commit waits for its confirmation (read under the lock, so a
+        rollback in progress is seen finished, running and the kept backup restored)."""
+        with self._lock:
+            return self._pending is not None
 
     def resume(self) -> None:
         """Take up the confirmed commit pending before a restart (or a crash), if any."""
