@@ -9,17 +9,28 @@ error). Latency figures are the bench's (``python -m tools.bench.attacks``), not
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import paramiko
 import pytest
 import requests
 
 from controller.netconf.framing import frame
-from tests.functional.restconf_server import ADMIN, JSON, XML, Server, admin_users
+from tests.functional.restconf_server import (
+    ADMIN,
+    JSON,
+    XML,
+    Server,
+    admin_users,
+    seeded_server,
+)
 from tools.bench import attackers
 from tools.bench.attackers import Attacker, Legit, NetconfSession, source
 
@@ -287,3 +298,70 @@ def test_the_counters_are_operational_state(server: Server) -> None:
     assert {row["name"] for row in found["transport"]} == {"restconf", "netconf"}
     assert "discontinuity-time" in found
     assert json.dumps(found)  # RFC 7951 JSON as the YANG module says
+
+
+def _raw_request(port: int, address: str, head: bytes) -> socket.socket:
+    """A raw connection from ``address`` that has sent ``head``."""
+    sock = attackers.connect_from(address, port)
+    sock.settimeout(1.0)
+    sock.sendall(head)
+    return sock
+
+
+def _answer_or_close(sock: socket.socket, trickle: bytes = b"") -> bytes:
+    """What the server sends until it closes the connection (bounded); ``trickle`` is sent
+    between reads, as a slow client would send its body."""
+    received = b""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            if trickle:
+                with contextlib.suppress(OSError):
+                    sock.sendall(trickle)
+            continue
+        except OSError:
+            return received
+        if not chunk:
+            return received
+        received += chunk
+    raise AssertionError(f"the server never closed the connection; got {received[:200]!r}")
+
+
+def test_a_trickled_body_and_an_idle_keep_alive_are_cut_at_their_deadlines(
+    tmp_path: Path,
+) -> None:
+    extra = ("--restconf-body-timeout", "3", "--restconf-idle-timeout", "3")
+    with seeded_server(tmp_path, seed(), *extra) as own:
+        read = attackers.restconf_reader(own.session, own.url("data/bench-list:bench/entry=1"))
+        assert read() is None
+        client = Legit(read).start()
+        token = base64.b64encode(f"{ADMIN[0]}:{ADMIN[1]}".encode())
+        # a body larger than the gate's buffer, a few bytes a second: the worker reading it
+        # gives up at the body deadline (408), however steadily the bytes come
+        slow = _raw_request(
+            own.port,
+            source(50),
+            b"PUT /restconf/data/bench-list:bench HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/yang-data+json\r\n"
+            b"Authorization: Basic " + token + b"\r\nContent-Length: 1000000\r\n\r\n{",
+        )
+        with slow:
+            answer = _answer_or_close(slow, trickle=b" " * 16)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"--restconf-body-timeout" in answer
+        # a keep-alive connection that asked once and then says nothing is closed
+        idle = _raw_request(
+            own.port,
+            source(51),
+            b"GET /restconf/data/bench-list:bench/entry=1 HTTP/1.1\r\nHost: x\r\n"
+            b"Authorization: Basic " + token + b"\r\n\r\n",
+        )
+        with idle:
+            answer = _answer_or_close(idle)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        assert b"connection: close" not in answer.lower()  # kept alive, then cut when idle
+        served(client)
+        assert own.request("GET", "data/bench-list:bench/entry=1").status_code == 200
+        assert "Traceback" not in own.stderr()
