@@ -48,6 +48,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             body_timeout=args.restconf_body_timeout,
             idle_timeout=args.restconf_idle_timeout,
             max_connections=args.restconf_max_connections,
+            max_per_source=args.restconf_max_connections_per_source,
         ),
         limits=limits,
     )
@@ -293,6 +294,13 @@ def _add_restconf_options(serve: argparse.ArgumentParser) -> None:
         default=gate.max_connections,
         metavar="N",
         help="connections waiting for their next request; more are closed at accept",
+    )
+    group.add_argument(
+        "--restconf-max-connections-per-source",
+        type=int,
+        default=gate.max_per_source,
+        metavar="N",
+        help="of those, from one address; more from it are closed at accept",
     )
 
 

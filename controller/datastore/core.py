@@ -307,6 +307,7 @@ class Core:
         txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
         with self._write:
             if datastore is DatastoreName.RUNNING and size >= self.settings.shadow_nodes:
+                LOG.info("a large edit of about %d data nodes is worked on a copy", size)
                 revision: Revision = shadow_transaction(self, txn)
                 self.running.compact_if_due(self.settings.compact_minimum)
                 return revision

@@ -273,13 +273,17 @@ def test_reads_go_on_during_a_large_edit_and_see_the_committed_state(server: Ser
     writer = threading.Thread(target=edit)
     reader = requests.Session()
     reader.auth = ADMIN
+    started = "a large edit of about"
+    before = server.stderr().count(started)
     old_reads = 0
     writer.start()
+    wait_until("the edit to start", lambda: server.stderr().count(started) > before)
     while writer.is_alive():
         reply = reader.get(server.url("data/bench-list:bench/entry=1000000"), timeout=60)
         assert reply.status_code in (200, 404)
-        if writer.is_alive() and reply.status_code == 404:
-            old_reads += 1  # answered while the edit was in flight, from the committed state
+        # asked after the edit started, answered before it was made current: a read in flight
+        # beside it, from the committed state
+        old_reads += reply.status_code == 404
         time.sleep(0.05)
     writer.join()
     assert outcome["status"] == 204
@@ -329,10 +333,24 @@ def _answer_or_close(sock: socket.socket, trickle: bytes = b"") -> bytes:
     raise AssertionError(f"the server never closed the connection; got {received[:200]!r}")
 
 
-def test_a_trickled_body_and_an_idle_keep_alive_are_cut_at_their_deadlines(
+def _still_open(sock: socket.socket) -> bool:
+    """Whether the server has not closed a silent connection (nothing to read yet)."""
+    sock.setblocking(False)  # noqa: FBT003
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def test_a_trickled_body_an_idle_keep_alive_and_a_crowding_source_are_cut(
     tmp_path: Path,
 ) -> None:
-    extra = ("--restconf-body-timeout", "3", "--restconf-idle-timeout", "3")
+    extra = (
+        *("--restconf-body-timeout", "3", "--restconf-idle-timeout", "3"),
+        *("--restconf-header-timeout", "600", "--restconf-max-connections-per-source", "8"),
+    )
     with seeded_server(tmp_path, seed(), *extra) as own:
         read = attackers.restconf_reader(own.session, own.url("data/bench-list:bench/entry=1"))
         assert read() is None
@@ -362,6 +380,19 @@ def test_a_trickled_body_and_an_idle_keep_alive_are_cut_at_their_deadlines(
             answer = _answer_or_close(idle)
         assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
         assert b"connection: close" not in answer.lower()  # kept alive, then cut when idle
+        # one address holds at most 8 connections waiting in the gate: the 9th is closed at
+        # once, the 8 stay (their head deadline is far), and other addresses are let in
+        crowd = [attackers.connect_from(source(52), own.port) for _ in range(8)]
+        try:
+            ninth = attackers.connect_from(source(52), own.port)
+            ninth.settimeout(1.0)
+            with ninth:
+                assert _answer_or_close(ninth) == b""
+            assert all(_still_open(sock) for sock in crowd)
+            assert own.request("GET", "data/bench-list:bench/entry=1").status_code == 200
+        finally:
+            for sock in crowd:
+                sock.close()
         served(client)
         assert own.request("GET", "data/bench-list:bench/entry=1").status_code == 200
         assert "Traceback" not in own.stderr()
