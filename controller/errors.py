@@ -44,3 +44,18 @@ class CatsError(Exception):
             raise ValueError("an error carries at least one ErrorItem")
         super().__init__("; ".join(str(item) for item in items))
         self.items: tuple[ErrorItem, ...] = items
+
+
+def listen_error(service: str, address: str, port: int, exc: OSError, option: str) -> CatsError:
+    """A server that cannot bind its port (taken, not allowed), in one line saying what to do:
+    ``option`` is the command-line option that moves it."""
+    cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+    reason = cause.strerror or str(cause)
+    return CatsError(
+        ErrorItem(
+            ErrorType.TRANSPORT,
+            "resource-denied",
+            f"{service} cannot listen on {address}:{port}: {reason}; stop what listens there "
+            f"or choose another {option}",
+        )
+    )

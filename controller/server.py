@@ -15,7 +15,7 @@ import logging
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -25,7 +25,8 @@ from controller import audit
 from controller.admin import Admin, ConfirmedCommit, ConfirmRequest
 from controller.admin import register as register_admin
 from controller.audit import Event, SqliteAudit, SqliteHistory
-from controller.auth import LocalUsers
+from controller.auth import LocalUsers, LoginSettings
+from controller.auth.logins import LOGINS_PATH
 from controller.auth.policy import read_only_rule_list
 from controller.datastore.api import (
     SYSTEM,
@@ -40,6 +41,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
+from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
@@ -85,6 +87,8 @@ class ServeSettings:
     metrics_address: str | None = field(default=None, kw_only=True)  # None: loopback default
     metrics: bool = field(default=True, kw_only=True)  # the management listener at all
     decision_max_age: float = field(default=7 * 24 * 3600.0, kw_only=True)  # C-PS decisions
+    logins: LoginSettings = field(default_factory=LoginSettings, kw_only=True)
+    core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -175,8 +179,9 @@ def private_state_dir(state_dir: Path) -> None:
 
 
 def is_new_state_dir(state_dir: Path) -> bool:
-    """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
-    return not state_dir.is_dir() or not any(state_dir.iterdir())
+    """Whether a state directory holds nothing yet but its lock (``--init-data`` applies only
+    then)."""
+    return not state_dir.is_dir() or all(path.name == LOCK_NAME for path in state_dir.iterdir())
 
 
 def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
@@ -237,26 +242,31 @@ class Application:
         registrations.state[DataPath("/ietf-netconf-monitoring:netconf-state")] = (
             self._netconf_state
         )
+        registrations.state[DataPath(LOGINS_PATH)] = self._logins_state
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         private_state_dir(settings.state_dir)
-        size = settings.history_size
-        self.history = SqliteHistory(settings.state_dir, size) if size > 0 else None
-        self.audit = SqliteAudit(settings.state_dir, settings.audit_size)
-        audit.install(self.audit)
-        admin = Admin(
-            lambda: self.core, self.history, self.audit, kept=size, confirmed=self._confirmed
-        )
-        register_admin(registrations, admin)
-        self.hosted = installer(
-            registrations, Host(settings, lambda: self.core, self._publish_notification)
-        )
+        self._lock = StateLock(settings.state_dir)
+        self.history: SqliteHistory | None = None
+        self._audit: SqliteAudit | None = None
         try:
-            apply_plugins(settings.plugins, registrations)
-            self.core = Core(
-                self.schema, settings.state_dir, registrations, CoreSettings(history=self.history)
+            self._lock.acquire()  # before anything reads or writes there
+            size = settings.history_size  # the history and the audit live in the locked folder
+            self.history = SqliteHistory(settings.state_dir, size) if size > 0 else None
+            self._audit = records = SqliteAudit(settings.state_dir, settings.audit_size)
+            audit.install(records)
+            admin = Admin(
+                lambda: self.core, self.history, records, kept=size, confirmed=self._confirmed
             )
+            register_admin(registrations, admin)
+            self.hosted = installer(
+                registrations, Host(settings, lambda: self.core, self._publish_notification)
+            )
+            apply_plugins(settings.plugins, registrations)
+            core_settings = replace(settings.core, history=self.history)
+            self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
         except BaseException:
             self._close_records()
+            self._lock.release()
             self.schema.close()
             raise
         if fresh and settings.init_data is not None:
@@ -272,13 +282,14 @@ class Application:
         resolver = PathResolver(self.schema.context)
         started = datetime.now(UTC)
         info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
-        self.users = users = LocalUsers(self.core, settings.recovery_user)
-        authenticator = Authenticator(users.check_password)
+        self.users = users = LocalUsers(self.core, settings.recovery_user, settings.logins)
+        authenticator = Authenticator(users.login, users.known_good, users.logins.retry_after)
         app = create_app(
             Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
             authenticator.authenticate,
             users.principal,
             max_body_size=listen.max_body_size,
+            limits=listen.limits,
         )
         self.server = RestconfServer(app, listen)
         self.netconf = build_netconf(
@@ -298,7 +309,8 @@ class Application:
 
     def _close_records(self) -> None:
         audit.install(None)
-        self.audit.close()
+        if self._audit is not None:
+            self._audit.close()
         if self.history is not None:
             self.history.close()
 
@@ -308,6 +320,9 @@ class Application:
             self.core.publish("NETCONF", json.dumps(document))
         except CatsError:  # the application's fault; the report or decision stands
             LOG.exception("an application notification failed validation")
+
+    def _logins_state(self) -> dict[str, object]:
+        return self.users.logins.state()
 
     def _netconf_state(self) -> dict[str, object]:
         return self.netconf.state() if self.netconf is not None else {}
@@ -321,16 +336,11 @@ class Application:
             )
         try:
             self.server.start()
-        except BaseException:
-            self.hosted.close()
-            raise
-        if self.netconf is not None and self.settings.netconf.port > 0:
-            try:
+            if self.netconf is not None and self.settings.netconf.port > 0:
                 self.netconf.server.start()
-            except BaseException:
-                self.server.stop()
-                self.hosted.close()
-                raise
+        except BaseException:
+            self.__exit__(None, None, None)  # a port taken: everything started is stopped
+            raise
         audit.record(Event.SERVER_START, SYSTEM.user, detail=f"state in {self.settings.state_dir}")
         return self
 
@@ -345,10 +355,12 @@ class Application:
             self.netconf.server.stop()
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
+        self.users.close()
         self.core.close()
         audit.record(Event.SERVER_STOP, SYSTEM.user, detail="stopped")
         self._close_records()
         self.schema.close()
+        self._lock.release()
 
 
 def southbound_ready(hosted: Hosted) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from controller.auth.passwords import PasswordCheck
+from controller.auth.logins import Checker, Logins, LoginSettings
 from controller.datastore.api import (
     SYSTEM,
     Content,
@@ -87,12 +87,23 @@ class LocalUsers:
     recovery session, for when the policy locks everybody out); every such session is logged.
     """
 
-    def __init__(self, core: ServerCore, recovery_user: str | None = None) -> None:
+    def __init__(
+        self,
+        core: ServerCore,
+        recovery_user: str | None = None,
+        logins: LoginSettings | None = None,
+        *,
+        checker: Checker | None = None,
+    ) -> None:
         self._core = core
         self._recovery = recovery_user
         self._lock = threading.Lock()
         self._cache: dict[str, _Cached] = {}
-        self._passwords = PasswordCheck(self.password_hashes)
+        self.logins = Logins(self.password_hashes, logins, checker=checker)
+
+    def close(self) -> None:
+        """Stop the password-check workers."""
+        self.logins.close()
 
     def _parsed(self, path: DataPath, parse: Callable[[dict[str, object]], T]) -> T:
         revision = self._core.revision(DatastoreName.RUNNING, path)
@@ -119,9 +130,19 @@ class LocalUsers:
         """User name to crypt hash, for the users that have a password."""
         return _hashes(self.users())
 
-    def check_password(self, user: str, password: str) -> bool:
-        """Whether the password is the user's (outcomes cached per hash and password digest)."""
-        return self._passwords(user, password)
+    def login(self, user: str, password: str, transport: str, source: str) -> str:
+        """One password login (:meth:`controller.auth.logins.Logins.login`): ``ok``,
+        ``failed``, ``throttled`` or ``busy``."""
+        return self.logins.login(user, password, transport, source).value
+
+    def count(self, transport: str, counter: str) -> None:
+        """Count a transport's refusal (``cats-controller-admin:logins``)."""
+        self.logins.count(transport, counter)
+
+    def known_good(self, user: str, password: str) -> bool:
+        """Whether this password of the user was checked good before and the user's hash is
+        unchanged since (no check, no throttle: for a connection that already proved it)."""
+        return self.logins.known_good(user, password)
 
     def check_key(self, user: str, algorithm: str, key_data: str) -> bool:
         """Whether the key is one of the user's authorized keys."""

@@ -337,6 +337,15 @@ class ServerCore(Protocol):
         """Emit an application notification (validated against the schema)."""
         ...
 
+    def keep(self, name: str, document: str | None) -> None:
+        """Durably keep (None: forget) a small document of the server's own, such as a
+        confirmed commit's backup (RFC 6241 8.4), so that it outlives a restart."""
+        ...
+
+    def kept(self, name: str) -> str | None:
+        """The document :meth:`keep` last kept under ``name``, or None."""
+        ...
+
     def streams(self) -> tuple[StreamInfo, ...]:
         """The event streams a client may subscribe to, ``NETCONF`` first."""
         ...

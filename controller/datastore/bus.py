@@ -21,6 +21,7 @@ from controller.datastore.errors import refuse
 
 NETCONF_STREAM = "NETCONF"
 DEFAULT_REPLAY = 1000
+DEFAULT_PER_USER = 16  # subscriptions one user may hold at once
 NETCONF_DESCRIPTION = "default NETCONF event stream"
 
 #: Whether a notification document is selected by an XPath filter.
@@ -96,9 +97,14 @@ class NotificationBus:
     """Streams with a bounded replay log, thread-safe."""
 
     def __init__(
-        self, matcher: Matcher, capacity: int = DEFAULT_REPLAY, streams: tuple[str, ...] = ()
+        self,
+        matcher: Matcher,
+        capacity: int = DEFAULT_REPLAY,
+        streams: tuple[str, ...] = (),
+        per_user: int = DEFAULT_PER_USER,
     ) -> None:
         self.capacity = capacity
+        self.per_user = per_user
         self._matcher = matcher
         self._guard = threading.Lock()
         self._log: deque[Notification] = deque(maxlen=capacity)
@@ -158,6 +164,8 @@ class NotificationBus:
             raise refuse("bad-element", "stop-time is earlier than start-time")
         subscription = StreamSubscription(self, stop_time, xpath_filter, subscriber)
         with self._guard:
+            if subscriber is not None:
+                self._check_bound(subscriber.owner)
             replay = [
                 event
                 for event in self._log
@@ -203,6 +211,22 @@ class NotificationBus:
             for subscribers in self._subscribers.values():
                 if subscription in subscribers:
                     subscribers.remove(subscription)
+
+    def _check_bound(self, owner: str) -> None:
+        """``resource-denied`` when ``owner`` has its bound of subscriptions (under the guard):
+        each holds a queue and a thread (an event stream, a NETCONF session's delivery)."""
+        held = sum(
+            1
+            for subs in self._subscribers.values()
+            for sub in subs
+            if sub.subscriber is not None and sub.subscriber.owner == owner
+        )
+        if held >= self.per_user:
+            raise refuse(
+                "resource-denied",
+                f"user {owner} has {held} subscriptions (event streams) open, the most one "
+                f"user may have (catsctl serve --max-subscriptions-per-user); close one first",
+            )
 
     def _selected(self, subscription: StreamSubscription, event: Notification) -> bool:
         if subscription.subscriber is not None and not subscription.subscriber.admit(event):

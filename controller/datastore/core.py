@@ -38,17 +38,25 @@ from controller.datastore.api import (
     Subscription,
 )
 from controller.datastore.authorization import AccountsWatcher, Authorization
-from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus, Subscriber
+from controller.datastore.bus import (
+    DEFAULT_PER_USER,
+    DEFAULT_REPLAY,
+    NotificationBus,
+    Subscriber,
+)
 from controller.datastore.candidate import Candidate
 from controller.datastore.compare import ChangeItem
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
+from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.hiding import Hider
 from controller.datastore.history import HistoryRecorder
+from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
 from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
+from controller.datastore.shadow import SHADOW_NODES, edit_nodes, shadow_transaction
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
@@ -61,6 +69,7 @@ from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
+MAX_EDIT_NODES = 2_000_000  # about 300k list entries of a few leaves each
 MODULES_STATE = DataPath("/ietf-yang-library:modules-state")  # RFC 7895, legacy in RFC 8525
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
@@ -76,6 +85,10 @@ class CoreSettings:
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
     hash_password: Callable[[str], str] | None = None  # for $0$ passwords; None: SHA-512 crypt
     history: HistoryStore | None = None  # where every commit of running is kept (None: nowhere)
+    disk: Disk = REAL_DISK  # where persisted bytes are written (a test's full disk)
+    subscriptions_per_user: int = DEFAULT_PER_USER  # event streams, NETCONF subscriptions
+    max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
+    shadow_nodes: int = SHADOW_NODES  # from this size an edit of running works on a copy
 
 
 class Core:
@@ -98,11 +111,17 @@ class Core:
         leaves = {**BUILT_IN, **dict.fromkeys(secret_leaves, SecretKind.ENCRYPT)}
         self.secrets = Secrets(load_key(state_dir), leaves, self.settings.hash_password)
         self._lock = threading.RLock()
+        self._write = threading.RLock()  # changes of running, one at a time; before _lock
         self._locks = Locks()
         self._operations: dict[DataPath, rpc.Operation] = {}  # RPCs, resolved once
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
-        self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
+        self.bus = NotificationBus(
+            self._matches,
+            self.settings.replay_size,
+            self.settings.streams,
+            self.settings.subscriptions_per_user,
+        )
         records = module_records(schema)
         library = yang_library(records, DATASTORES)
         legacy = modules_state(records)
@@ -112,11 +131,14 @@ class Core:
         }
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
-        folder = state_dir
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
-        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder)
+        folder, disk = state_dir, self.settings.disk
+        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk)
+        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
+        self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
-        self._datastores = DatastoreOperations(self, self.candidate, self._lock, self._locks)
+        self._datastores = DatastoreOperations(
+            self, self.candidate, (self._write, self._lock), self._locks
+        )
         self.validator: Validator = self._validator()
         size = self.settings.parse_contexts
         self._contexts = Contexts(schema, default_size() if size is None else size)
@@ -189,6 +211,15 @@ class Core:
         """The clear text of a stored secret (southbound credentials), for the server's own
         use; never for a reply."""
         return self.secrets.reveal(secret)
+
+    def keep(self, name: str, document: str | None) -> None:
+        """Durably keep (None: forget) a small document of the server's own; see
+        :class:`~controller.datastore.kept.KeptDocuments`."""
+        self._kept.keep(name, document)
+
+    def kept(self, name: str) -> str | None:
+        """A document :meth:`keep` kept, also before a restart; None when there is none."""
+        return self._kept.kept(name)
 
     def validation_stats(self) -> ValidationStats:
         """How many running transactions were validated locally and in full."""
@@ -272,28 +303,57 @@ class Core:
         session: str | None = None,
         test_only: bool = False,
     ) -> Revision:
-        """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
+        """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072).
+
+        An edit of more than ``max_edit_nodes`` data nodes is refused (``too-big``) before it
+        is parsed; one of more than ``shadow_nodes`` on running is worked on a copy
+        (:mod:`.shadow`), so that reads go on meanwhile and see the committed state.
+        """
         nodes.clean_errors(self.ctx)
         self._locks.check(datastore, session)
+        size, bound = edit_nodes(list(edits)), self.settings.max_edit_nodes
+        if size > bound:
+            raise refuse(
+                "too-big",
+                f"the edit holds about {size} data nodes, more than the {bound} one edit may "
+                "hold (catsctl serve --max-edit-nodes); split it into several edits",
+                error_type=ErrorType.PROTOCOL,
+            )
         if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
             with self._contexts.borrow() as ctx:
                 edits = self.secrets.prepare(ctx, edits)
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
+        txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
         started = time.perf_counter()
-        with self._lock:
-            txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
-            try:
-                revision = self.transaction(txn)
-            except CatsError:
-                if datastore is DatastoreName.RUNNING:
-                    COMMITS.labels("refused").inc()
-                raise
+        try:
+            with self._write:
+                if datastore is DatastoreName.RUNNING and size >= self.settings.shadow_nodes:
+                    LOG.info("a large edit of about %d data nodes is worked on a copy", size)
+                    revision: Revision = shadow_transaction(self, txn)
+                    self.running.compact_if_due(self.settings.compact_minimum)
+                else:
+                    with self._lock:
+                        revision = self.transaction(txn)
+        except CatsError:
+            if datastore is DatastoreName.RUNNING:
+                COMMITS.labels("refused").inc()
+            raise
         if datastore is DatastoreName.RUNNING and not test_only:
             COMMIT_LATENCY.observe(time.perf_counter() - started)
             COMMITS.labels("committed").inc()
         return revision
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The lock every use of the trees takes (a large edit takes it only to swap)."""
+        return self._lock
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        """The lock every change of running takes first, before :attr:`read_lock`."""
+        return self._write
 
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock)."""
@@ -316,10 +376,9 @@ class Core:
             )
             if txn.test_only:
                 raise _TestOnlyError
+            store.persist(txn.edits)  # durable before any hook acts on it
             if running:
-                for hook in self.registrations.commit_hooks:
-                    hook(change)
-            store.persist(txn.edits)
+                self._run_hooks(store, change)
             if running and self.history is not None:  # durable: keep how to undo it
                 self.history.record(
                     store.txid,
@@ -341,6 +400,15 @@ class Core:
                 ErrorItem(ErrorType.APPLICATION, "operation-failed", f"commit refused: {exc}")
             ) from exc
         return self._made_current(txn, store, applier, running=running)
+
+    def _run_hooks(self, store: ConfigStore, change: Change) -> None:
+        """The commit hooks; one that raises refuses the commit, which the journal forgets."""
+        try:
+            for hook in self.registrations.commit_hooks:
+                hook(change)
+        except BaseException:
+            store.retract()
+            raise
 
     def _undo(self, applier: Applier, *, running: bool) -> None:
         applier.undo.rollback()

@@ -1,32 +1,167 @@
-"""Crash-safe persistence of a datastore: a snapshot plus an append-only journal.
+"""Crash-safe persistence of a datastore: a checksummed snapshot plus an append-only journal.
 
-* The snapshot is the whole tree printed as RFC 7951 JSON after a one-line JSON header
-  (``{"txid": N, "time": ...}``). It is written to a temporary file, fsynced, renamed over the
-  old one with :func:`os.replace` and the folder is fsynced, so a reader finds either the old or
-  the new snapshot, never half of one.
-* Each committed transaction is appended to the journal as one frame, ``length`` (4 bytes, big
-  endian) + ``crc32`` (4 bytes) + the record (JSON), and fsynced before the edit is
-  acknowledged. At load a frame that is short or fails its checksum is a torn tail from a crash
-  mid-write: it and anything after it are dropped (and truncated away).
+* The snapshot (:mod:`.snapshot`) is the whole tree under a checksummed header, replaced
+  atomically (temp file, fsync, rename, fsync of the folder).
+* Each committed transaction is appended to the journal as one frame and fsynced before the
+  edit is acknowledged. A frame is a 16-byte header, ``magic`` (4 bytes), ``length`` and the
+  CRC-32 of the record (4 bytes each, big endian) and the CRC-32 of those 12 bytes, followed by
+  the record (JSON). The header's own checksum means a damaged length is found as damage
+  instead of being read as a record cut short.
+* At load, a last frame cut short by the end of the file is a torn tail: a crash in the middle
+  of its write, before it was acknowledged. It is dropped, truncated away and logged. Any other
+  bad frame (a checksum that does not match, a header that is not one) is damage, also as the
+  last frame: loading stops with :class:`~.damage.StateDamagedError` naming the file and the
+  offset, and how many intact records follow, rather than losing acknowledged edits silently.
 * Compaction writes a new snapshot and empties the journal; records whose ``txid`` the snapshot
   already holds are skipped at load, so a crash between the two steps loses nothing.
+
+A journal of an older version (frames of ``length`` and ``crc32`` only, no magic) is read by
+the same rules and rewritten in this format by the store (see ``ConfigStore.load``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import struct
 import time
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from controller.datastore import snapshot
+from controller.datastore.damage import Damage, StateDamagedError
+from controller.datastore.files import REAL_DISK, Disk, write_atomically
 from controller.observability.metrics import JOURNAL_FSYNC
 
-_FRAME = struct.Struct(">II")
+LOG = logging.getLogger(__name__)
+MAGIC = b"CJ2\n"
+_HEAD = struct.Struct(">4sII")  # magic, length, crc32 of the record
+_HEAD_CRC = struct.Struct(">I")
+HEADER_SIZE = _HEAD.size + _HEAD_CRC.size
+_LEGACY = struct.Struct(">II")  # length, crc32 (journals of an older version)
+
+
+def frame(record: dict[str, object]) -> bytes:
+    """One journal frame."""
+    payload = json.dumps(record, separators=(",", ":")).encode()
+    head = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload))
+    return head + _HEAD_CRC.pack(zlib.crc32(head)) + payload
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a journal holds: intact records (with the offset after each), then either the
+    end, a torn tail (``torn`` bytes from ``end``) or damage at ``end``."""
+
+    records: tuple[tuple[int, dict[str, object]], ...]
+    end: int
+    torn: int = 0
+    damage: Damage | None = None
+    legacy: bool = False
+
+
+class _BadFrameError(Exception):
+    """A frame that is not intact: ``torn`` when the file ends inside it."""
+
+    def __init__(self, reason: str, *, torn: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.torn = torn
+
+
+def _record(payload: bytes) -> dict[str, object]:
+    try:
+        record = json.loads(payload)
+        int(str(record["txid"]))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise _BadFrameError(f"the record is not a transaction: {exc}") from None
+    if not isinstance(record, dict):
+        raise _BadFrameError("the record is not a transaction")
+    return record
+
+
+def _frame_at(data: bytes, offset: int) -> tuple[int, dict[str, object]]:
+    """The record of the frame at ``offset`` and the offset after it."""
+    rest = len(data) - offset
+    if rest < HEADER_SIZE:
+        if MAGIC.startswith(data[offset : offset + len(MAGIC)]):
+            raise _BadFrameError("the file ends inside a record header", torn=True)
+        raise _BadFrameError("no record header starts here")
+    magic, length, crc = _HEAD.unpack_from(data, offset)
+    (head_crc,) = _HEAD_CRC.unpack_from(data, offset + _HEAD.size)
+    if magic != MAGIC:
+        raise _BadFrameError("no record header starts here")
+    if zlib.crc32(data[offset : offset + _HEAD.size]) != head_crc:
+        raise _BadFrameError("record header checksum mismatch")
+    start = offset + HEADER_SIZE
+    if start + length > len(data):
+        raise _BadFrameError(f"the file ends inside a record of {length} bytes", torn=True)
+    payload = data[start : start + length]
+    if zlib.crc32(payload) != crc:
+        raise _BadFrameError("record checksum mismatch")
+    return start + length, _record(payload)
+
+
+def _legacy_frame_at(data: bytes, offset: int) -> tuple[int, dict[str, object]]:
+    if len(data) - offset < _LEGACY.size:
+        raise _BadFrameError("the file ends inside a record header", torn=True)
+    length, crc = _LEGACY.unpack_from(data, offset)
+    start = offset + _LEGACY.size
+    if start + length > len(data):
+        raise _BadFrameError(f"the file ends inside a record of {length} bytes", torn=True)
+    payload = data[start : start + length]
+    if zlib.crc32(payload) != crc:
+        raise _BadFrameError("record checksum mismatch")
+    return start + length, _record(payload)
+
+
+def _intact_after(data: bytes, offset: int) -> int:
+    """How many intact frames start after ``offset`` (found by their magic)."""
+    found = 0
+    position = data.find(MAGIC, offset + 1)  # a damaged magic at 0 is no frame either
+    while position >= 0:
+        try:
+            end, _ = _frame_at(data, position)
+        except _BadFrameError:
+            position = data.find(MAGIC, position + 1)
+            continue
+        found += 1
+        position = data.find(MAGIC, end)
+    return found
+
+
+def scan(data: bytes, path: Path) -> Scan:
+    """Read the frames of a journal's content (``path`` names it in a :class:`Damage`)."""
+    legacy = bool(data) and not data.startswith(MAGIC)
+    if legacy:  # an older version's journal, if its first record is intact
+        try:
+            _legacy_frame_at(data, 0)
+        except _BadFrameError:
+            damage = Damage(path, 0, "no record header starts here", 0, _intact_after(data, 0))
+            return Scan((), 0, 0, damage)
+    read = _legacy_frame_at if legacy else _frame_at
+    records: list[tuple[int, dict[str, object]]] = []
+    offset = 0
+    while offset < len(data):
+        try:
+            offset, record = read(data, offset)
+        except _BadFrameError as bad:
+            if bad.torn:
+                return Scan(tuple(records), offset, len(data) - offset, None, legacy)
+            after = 0 if legacy else _intact_after(data, offset)
+            damage = Damage(path, offset, bad.reason, len(records), after)
+            return Scan(tuple(records), offset, 0, damage, legacy)
+        records.append((offset, record))
+    return Scan(tuple(records), offset, 0, None, legacy)
+
+
+def unframe(data: bytes) -> list[tuple[int, dict[str, object]]]:
+    """The intact records of a journal's content, up to the first frame that is not."""
+    return list(scan(data, Path("journal")).records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,111 +172,113 @@ class Loaded:
     txid: int
     time: str | None
     records: tuple[dict[str, object], ...]
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync the folder."""
-    temp = path.with_name(path.name + ".tmp")
-    with temp.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
-    fsync_dir(path.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename in a folder durable."""
-    handle = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
-
-
-def frame(record: dict[str, object]) -> bytes:
-    """One journal frame."""
-    payload = json.dumps(record, separators=(",", ":")).encode()
-    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
-
-
-def unframe(data: bytes) -> Iterator[tuple[int, dict[str, object]]]:
-    """The intact records of a journal and the offset after each; stops at a torn frame."""
-    offset = 0
-    while offset + _FRAME.size <= len(data):
-        length, crc = _FRAME.unpack_from(data, offset)
-        start = offset + _FRAME.size
-        payload = data[start : start + length]
-        if len(payload) < length or zlib.crc32(payload) != crc:
-            return
-        try:
-            record = json.loads(payload)
-        except ValueError:
-            return
-        offset = start + length
-        yield offset, record
+    legacy: bool = False  # written by an older version: rewrite it (compaction)
 
 
 class Journal:
     """The snapshot and journal files of one datastore in the state directory."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: Path, name: str, disk: Disk = REAL_DISK) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.snapshot_path = folder / f"{name}.json"
         self.journal_path = folder / f"{name}.journal"
+        self._disk = disk
         self._handle: IO[bytes] | None = None
+        self._end: int | None = None  # where the next frame goes (the last intact one's end)
+        self._last: int | None = None  # where the last appended frame starts
         self.journal_bytes = 0
         self.snapshot_bytes = 0
 
     def load(self) -> Loaded:
-        """Read the snapshot and the intact journal records after it; drop a torn tail."""
-        snapshot, txid, time = None, 0, None
+        """Read the snapshot and the intact journal records after it; drop a torn tail.
+
+        Raises:
+            StateDamagedError: a file is damaged (the server must not start on it).
+        """
+        found = None
         if self.snapshot_path.exists():
-            text = self.snapshot_path.read_text()
-            self.snapshot_bytes = len(text)
-            header, _, snapshot = text.partition("\n")
-            meta = json.loads(header)
-            txid, time = int(meta["txid"]), meta.get("time")
-        records: list[dict[str, object]] = []
+            data = self.snapshot_path.read_bytes()
+            self.snapshot_bytes = len(data)
+            found = snapshot.decode(self.snapshot_path, data)
+        txid = found.txid if found else 0
         data = self.journal_path.read_bytes() if self.journal_path.exists() else b""
-        end = 0
-        for end, record in unframe(data):  # noqa: B007 - the offset after the last good frame
-            if int(str(record["txid"])) > txid:
-                records.append(record)
-        if end < len(data):
+        scanned = scan(data, self.journal_path)
+        if scanned.damage is not None:
+            raise StateDamagedError(scanned.damage)
+        if scanned.torn:
+            LOG.warning(
+                "journal %s: dropped a torn last record at offset %d (%d bytes): a crash "
+                "during its write, before it was acknowledged",
+                self.journal_path,
+                scanned.end,
+                scanned.torn,
+            )
             with self.journal_path.open("r+b") as handle:
-                handle.truncate(end)
+                handle.truncate(scanned.end)
                 os.fsync(handle.fileno())
-        self.journal_bytes = end
-        return Loaded(snapshot or None, txid, time, tuple(records))
+        self.journal_bytes = self._end = scanned.end
+        records = tuple(r for _, r in scanned.records if int(str(r["txid"])) > txid)
+        legacy = scanned.legacy or (found is not None and not found.checked)
+        return Loaded(
+            found.document or None if found else None,
+            txid,
+            found.time if found else None,
+            records,
+            legacy,
+        )
 
     def append(self, record: dict[str, object]) -> None:
-        """Append one record and fsync it: after this returns the commit is durable."""
+        """Append one record and fsync it: after this returns the commit is durable.
+
+        On failure (a full disk, an I/O error) the journal is cut back to its last intact
+        record, so that nothing of the failed commit stays; if even that fails, every later
+        append first retries it and fails until it succeeds.
+        """
         if self._handle is None:
-            self._handle = self.journal_path.open("ab")
+            self._handle = self.journal_path.open("ab", buffering=0)  # no stale buffer
+        if self._end is None:
+            self._end = self._handle.seek(0, os.SEEK_END)
+        if self._handle.seek(0, os.SEEK_END) != self._end:
+            self._cut_back(self._handle, self._end)
         data = frame(record)
-        position = self._handle.tell()
         started = time.perf_counter()
         try:
-            self._handle.write(data)
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
+            self._disk.write(self._handle, data)
+            self._disk.sync(self._handle)
             JOURNAL_FSYNC.observe(time.perf_counter() - started)
         except OSError:
-            self._handle.truncate(position)
+            with contextlib.suppress(OSError):
+                self._cut_back(self._handle, self._end)
             raise
-        self.journal_bytes += len(data)
+        self._last, self._end = self._end, self._end + len(data)
+        self.journal_bytes = self._end
+
+    def retract(self) -> None:
+        """Cut off the record the last :meth:`append` wrote (nothing acknowledged it yet)."""
+        if self._handle is None or self._last is None or self._end is None:
+            return
+        self._end, self._last = self._last, None
+        self.journal_bytes = self._end
+        try:
+            self._cut_back(self._handle, self._end)
+        except OSError as exc:  # the next append cuts it before it writes
+            LOG.error("journal %s: cannot take back a refused commit: %s", self.journal_path, exc)
+
+    @staticmethod
+    def _cut_back(handle: IO[bytes], end: int) -> None:
+        handle.truncate(end)
+        os.fsync(handle.fileno())
 
     def write_snapshot(self, document: str, txid: int, time: str) -> None:
         """Make ``document`` the snapshot at ``txid``, then empty the journal."""
-        header = json.dumps({"txid": txid, "time": time})
-        data = f"{header}\n{document}".encode()
-        write_atomically(self.snapshot_path, data)
+        data = snapshot.encode(document, txid, time)
+        write_atomically(self.snapshot_path, data, self._disk)
         self.snapshot_bytes = len(data)
         self.close()
         with self.journal_path.open("wb") as handle:
             os.fsync(handle.fileno())
-        self.journal_bytes = 0
+        self._end = self.journal_bytes = 0
+        self._last = None
 
     def due(self, minimum: int) -> bool:
         """Whether the journal has outgrown the snapshot (compaction is then amortised O(1))."""
@@ -150,5 +287,6 @@ class Journal:
     def close(self) -> None:
         """Close the journal file."""
         if self._handle is not None:
-            self._handle.close()
+            with contextlib.suppress(OSError):
+                self._handle.close()
             self._handle = None

@@ -65,6 +65,18 @@ class LocalValidation:
         """Index every unit entry of the tree."""
         self.indexes.rebuild(store.first[0])
 
+    def prepared(self, store: ConfigStore) -> object:
+        """New indexes of every unit entry of ``store``'s tree."""
+        indexes = Indexes(self.ctx, self.plan.units)
+        indexes.rebuild(store.first[0])
+        return indexes
+
+    def install(self, prepared: object) -> None:
+        """Make indexes :meth:`prepared` made the current ones."""
+        assert isinstance(prepared, Indexes)
+        self.indexes = prepared
+        self._full += 1
+
     def touched(self, applied: Sequence[Applied]) -> list[Touched] | None:
         """The unit instances a transaction touched; None when any change lies elsewhere."""
         found: dict[DataPath, Touched] = {}

@@ -3,7 +3,8 @@
 NETCONF (RFC 6241 7.3-7.6, 8.3, 8.4, 8.6) asks for these; RESTCONF uses the locks' checks only.
 :class:`DatastoreOperations` is a part of :class:`~controller.datastore.core.Core`, which
 delegates to it and hands itself in as the :class:`~controller.datastore.seams.OperationsHost`;
-every operation runs under the core's lock.
+every operation runs under the core's lock, and one that changes running under its write lock
+first (the order every change of running takes them in, :mod:`.shadow`).
 """
 
 from __future__ import annotations
@@ -33,11 +34,15 @@ class DatastoreOperations:
     """Operations on whole datastores, over the core's stores, candidate, lock and locks."""
 
     def __init__(
-        self, core: OperationsHost, candidate: Candidate, lock: threading.RLock, locks: Locks
+        self,
+        core: OperationsHost,
+        candidate: Candidate,
+        lock: tuple[threading.RLock, threading.RLock],
+        locks: Locks,
     ) -> None:
         self._core = core
         self._candidate = candidate
-        self._lock = lock
+        self._write, self._lock = lock  # a change of running takes the write lock first
         self._locks = locks
 
     # ------------------------------------------------------------------ candidate
@@ -45,7 +50,7 @@ class DatastoreOperations:
     def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
         """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
         self._locks.check(DatastoreName.CANDIDATE, session)
-        with self._lock:
+        with self._write, self._lock:
             return self._candidate.commit(principal, session)
 
     def discard_changes(self, *, session: str | None = None) -> None:
@@ -76,7 +81,7 @@ class DatastoreOperations:
         session: str | None = None,
     ) -> Revision:
         """Replace a datastore with another's content (RFC 6241 7.3)."""
-        with self._lock:
+        with self._write, self._lock:
             document = self._core.store(source).print()
             whole = Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)
             return self._core.edit(target, [whole], principal, session=session)
@@ -93,7 +98,7 @@ class DatastoreOperations:
         if datastore is DatastoreName.OPERATIONAL:
             raise refuse("operation-not-supported", "operational is not a configuration datastore")
         whole = Edit(EditOperation.REPLACE, ROOT, document, encoding)
-        with self._lock:
+        with self._write, self._lock:
             if datastore is DatastoreName.CANDIDATE:
                 return self._candidate.edit([whole], SYSTEM, None, test_only=False)
             return self._core.transaction(Txn(datastore, SYSTEM, None, [whole]))

@@ -19,6 +19,7 @@ from typing import Any
 from controller.datastore.access import Guard
 from controller.datastore.api import DatastoreName, Edit, EditOperation, InsertWhere
 from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.journal import Journal
 from controller.datastore.revisions import Revisions
 from controller.datastore.transaction import Applier
@@ -75,12 +76,14 @@ def edit_from_record(record: dict[str, Any]) -> Edit:
 class ConfigStore:
     """A datastore tree (first top-level node in ``first[0]``) and what goes with it."""
 
-    def __init__(self, ctx: Any, name: DatastoreName, folder: Path | None) -> None:
+    def __init__(
+        self, ctx: Any, name: DatastoreName, folder: Path | None, disk: Disk = REAL_DISK
+    ) -> None:
         self.ctx = ctx
         self.name = name
         self.tree = Tree(ctx)
         self.first = self.tree.first  # the first top-level sibling, for reads
-        self.journal = Journal(folder, name.value) if folder is not None else None
+        self.journal = Journal(folder, name.value, disk) if folder is not None else None
         self.revisions = Revisions()
         self.txid = 0
 
@@ -118,6 +121,9 @@ class ConfigStore:
         progress.say(f"loaded at transaction {self.txid} in {time.monotonic() - started:.1f} s")
         if loaded.time:
             self.revisions = Revisions(datetime.fromisoformat(loaded.time))
+        if loaded.legacy:  # rewritten with checksums now, not at the next compaction
+            LOG.info("%s: rewriting the state files of an older version", self.name.value)
+            self.write_snapshot(self.txid, datetime.now(UTC).isoformat())
         return loaded.snapshot is not None or bool(loaded.records)
 
     def validate(self) -> None:
@@ -130,13 +136,14 @@ class ConfigStore:
         finally:
             self.tree.invalidate()  # libyang may have added defaults or dropped cases
 
-    def persist(self, edits: Sequence[Edit], *, snapshot: bool = False) -> None:
-        """Make a commit durable before it is acknowledged."""
+    def persist(self, edits: Sequence[Edit]) -> None:
+        """Make a commit durable before it is acknowledged (running: a journal record; any
+        other datastore: a new snapshot). On failure nothing of it is left on disk."""
         if self.journal is None:
             self.txid += 1
             return
         now = datetime.now(UTC).isoformat()
-        if snapshot or self.name is not DatastoreName.RUNNING:
+        if self.name is not DatastoreName.RUNNING:
             self.write_snapshot(self.txid + 1, now)
             self.txid += 1
             return
@@ -147,10 +154,24 @@ class ConfigStore:
             raise refuse("operation-failed", f"cannot persist the commit: {exc}") from exc
         self.txid += 1
 
+    def retract(self) -> None:
+        """Take back the last :meth:`persist` of running (a commit hook refused the commit)."""
+        if self.journal is not None:
+            self.journal.retract()
+        self.txid -= 1
+
     def compact_if_due(self, minimum: int = COMPACT_MINIMUM) -> None:
-        """Write a new snapshot when the journal has outgrown the last one."""
-        if self.journal is not None and self.journal.due(minimum):
+        """Write a new snapshot when the journal has outgrown the last one.
+
+        The commit that made it due is already durable and acknowledged, so a failure (a full
+        disk) is logged and the journal simply keeps growing until a later try succeeds.
+        """
+        if self.journal is None or not self.journal.due(minimum):
+            return
+        try:
             self.write_snapshot(self.txid, datetime.now(UTC).isoformat())
+        except CatsError as exc:
+            LOG.warning("%s: compaction postponed: %s", self.name.value, exc)
 
     def write_snapshot(self, txid: int, time: str) -> None:
         """Print the whole tree and make it the snapshot at ``txid``."""

@@ -88,8 +88,9 @@ def unwrap_root(text: str, encoding: Encoding) -> str:
 class Applier:
     """Applies edits to a store's tree (its top-level nodes through the tree's key index)."""
 
-    def __init__(self, ctx: Any, tree: Tree, guard: Guard) -> None:
+    def __init__(self, ctx: Any, tree: Tree, guard: Guard, *, coarse: bool = False) -> None:
         self.ctx = ctx
+        self.coarse = coarse  # a merge changes its target as a whole (large edits)
         self.tree = tree
         self.first = tree.first
         self.undo = UndoLog(ctx, tree)
@@ -193,7 +194,7 @@ class Applier:
                 self._move_to(path, InsertWhere.BEFORE, before)
             whole: tuple[DataPath, ...] = (path,)
         else:
-            whole = tuple(_terminal_paths(value))
+            whole = (path,) if self.coarse else tuple(_terminal_paths(value))
             self._merge(top)
         self._position(edit, path)
         self.applied.append(Applied(path, Access.UPDATE, whole, old))

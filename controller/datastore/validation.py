@@ -45,6 +45,15 @@ class Validator(Protocol):
         """Counts so far."""
         ...
 
+    def prepared(self, store: ConfigStore) -> object:
+        """What :meth:`rebuild` would derive from ``store``, not installed yet (for a tree
+        that is about to become running's: made outside the core's read lock)."""
+        ...
+
+    def install(self, prepared: object) -> None:
+        """Put what :meth:`prepared` made in place."""
+        ...
+
 
 def validate_full(store: ConfigStore) -> None:
     """``lyd_validate_all`` of the whole tree, errors as :class:`DatastoreError`."""
@@ -80,3 +89,12 @@ class FullValidation:
     def stats(self) -> ValidationStats:
         """Every transaction was a full validation."""
         return ValidationStats(0, self._full)
+
+    def prepared(self, store: ConfigStore) -> object:
+        """Nothing is derived from the tree."""
+        del store
+        return None
+
+    def install(self, prepared: object) -> None:
+        """Nothing is derived from the tree."""
+        del prepared

@@ -8,6 +8,7 @@ handle, where a Python walk of the tree would cost several times more (docs/arch
 from controller.model.errors import ModelError
 from controller.model.schema import (
     CATS_MODULES,
+    PRODUCT_MODULES,
     Encoding,
     InstanceKind,
     Schema,
@@ -17,6 +18,7 @@ from controller.model.schema import (
 
 __all__ = [
     "CATS_MODULES",
+    "PRODUCT_MODULES",
     "Encoding",
     "InstanceKind",
     "ModelError",

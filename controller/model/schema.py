@@ -52,8 +52,9 @@ STANDARD_MODULES: tuple[str, ...] = (
     "ietf-netconf-notifications",
 )
 
-#: The product's own modules (not CATS proposals): cats-controller-admin, commit history,
-#: rollback, compare, audit and provenance (docs/architecture.md).
+#: The product's own modules (not CATS proposals: their own namespace,
+#: ``urn:cats-controller:yang:MODULE``): commit history, rollback, compare, audit, provenance
+#: and login counters (docs/architecture.md).
 PRODUCT_MODULES: tuple[str, ...] = ("cats-controller-admin",)
 
 #: Everything ``catsctl serve`` implements before any ``--yang-dir``.

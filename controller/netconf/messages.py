@@ -14,6 +14,12 @@ from lxml import etree
 
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model.datapath import steps as split_steps
+from controller.model.limits import (
+    DocumentLimits,
+    LimitError,
+    check_xml_markup,
+    parse_bounded_xml,
+)
 from controller.netconf.errors import NetconfError, bad_element, netconf_error
 from controller.types import Element
 
@@ -23,6 +29,7 @@ BASE_11 = "urn:ietf:params:netconf:base:1.1"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 NC = f"{{{BASE_NS}}}"
+DEFAULT_LIMITS = DocumentLimits()
 
 #: The XML namespace of an implemented module, or None (model.paths.PathResolver.namespace).
 NamespaceOf = Callable[[str], str | None]
@@ -35,10 +42,18 @@ _STEP_PREFIX = re.compile(r"(?<![\w.:-])([A-Za-z_][\w.-]*):(?=[A-Za-z_])")
 _KEY_NAME = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)(?=\s*=)")
 
 
-def parse_xml(data: bytes) -> Element:
-    """Parse one message; ``malformed-message`` if it is not well-formed XML."""
+#: The bounds of a message's shape (``catsctl serve --max-xml-*``).
+XmlLimits = DocumentLimits
+_FIRST_TAG = re.compile(rb"<(?![?!])[^<>]*>")
+
+
+def parse_xml(data: bytes, limits: XmlLimits = DEFAULT_LIMITS) -> Element:
+    """Parse one message within ``limits``: ``too-big`` past a bound (found before the
+    parser runs, so it costs nothing), ``malformed-message`` if it is not well-formed XML."""
     try:
-        root = etree.fromstring(data, _PARSER)
+        root = parse_bounded_xml(data, _PARSER, limits)
+    except LimitError as exc:
+        raise netconf_error("too-big", f"the message has {exc}", error_type=ErrorType.RPC) from None
     except etree.XMLSyntaxError as exc:
         raise netconf_error(
             "malformed-message", f"not well-formed XML: {exc}", error_type=ErrorType.RPC
@@ -46,6 +61,21 @@ def parse_xml(data: bytes) -> Element:
     if root is None:
         raise netconf_error("malformed-message", "empty message", error_type=ErrorType.RPC)
     return root
+
+
+def root_attributes(data: bytes, limits: XmlLimits = DEFAULT_LIMITS) -> tuple[tuple[str, str], ...]:
+    """The attributes of a message's root element (its ``message-id``), for the reply to a
+    message that could not be parsed whole; none when even its start tag is past a bound."""
+    found = _FIRST_TAG.search(data)
+    if found is None:
+        return ()
+    tag = found.group(0)
+    try:
+        check_xml_markup(tag, limits)
+        element = etree.fromstring(tag[:-1].rstrip(b"/") + b"/>", _PARSER)
+    except (LimitError, etree.XMLSyntaxError):
+        return ()
+    return tuple((str(k), str(v)) for k, v in element.attrib.items())
 
 
 _PREFIX_DECLARATION = re.compile(r'\sxmlns:([A-Za-z_][\w.-]*)="([^"]*)"')
@@ -132,9 +162,9 @@ def build_hello(capabilities: Iterable[str], session_id: int) -> bytes:
     return to_bytes(hello)
 
 
-def parse_hello(data: bytes) -> tuple[str, ...]:
+def parse_hello(data: bytes, limits: XmlLimits = DEFAULT_LIMITS) -> tuple[str, ...]:
     """The capabilities of a client's hello; a client hello with a session-id is an error."""
-    return hello_capabilities(parse_xml(data))
+    return hello_capabilities(parse_xml(data, limits))
 
 
 def hello_capabilities(root: Element) -> tuple[str, ...]:

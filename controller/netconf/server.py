@@ -1,9 +1,12 @@
 """The NETCONF SSH server (RFC 6242): paramiko transport, ``netconf`` subsystem, sessions.
 
 A host key is generated once into the state directory. Each connection gets a thread that
-runs the SSH handshake and then the NETCONF session. A session past ``max_sessions`` is
-answered ``resource-denied`` and closed; connections past that and a small overflow are
-refused at accept. Capabilities (RFC 6241 8, RFC 8526 2) are fixed at start.
+runs the SSH handshake and then the NETCONF session. Before it authenticates, a connection
+is bounded by :mod:`.ssh` (how many may be unauthenticated at once, in all and per source,
+for how long, with how many attempts), apart from the sessions: a session past
+``max_sessions`` is answered ``resource-denied`` and closed, and authenticated connections
+past that and a small overflow are refused. Capabilities (RFC 6241 8, RFC 8526 2) are fixed
+at start.
 """
 
 from __future__ import annotations
@@ -11,22 +14,17 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import paramiko
-from paramiko.common import (
-    AUTH_FAILED,
-    AUTH_SUCCESSFUL,
-    OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED,
-    OPEN_SUCCEEDED,
-)
 
-from controller.audit import login_failed
-from controller.datastore.api import Principal
+from controller.errors import listen_error
+from controller.netconf.messages import XmlLimits
 from controller.netconf.session import NetconfSession, SessionEnv
+from controller.netconf.ssh import TRANSPORT, Credentials, LoginBounds, SshAuth, Startups
 
 LOG = logging.getLogger(__name__)
 DEFAULT_ADDRESS = "127.0.0.1"
@@ -35,25 +33,13 @@ DEFAULT_MAX_SESSIONS = 200
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 HOST_KEY = "netconf-host-key"
 HOST_KEY_ECDSA = "netconf-host-key-ecdsa"
-HANDSHAKE_TIMEOUT_S = 30.0
 ACCEPT_POLL_S = 0.2
+SETTLE_POLL_S = 0.5  # how soon a connection that left before logging in is let go
+PARAMIKO_SLACK_S = 5.0  # paramiko's own timeouts, past the login grace time
 #: How long a session that ended waits for the client to close the connection first.
 CLOSE_GRACE_S = 2.0
 #: Connections past the session bound that are still served, to be told ``resource-denied``.
 OVERFLOW = 16
-
-
-class Credentials(Protocol):
-    """The local users SSH authenticates against (:class:`controller.auth.LocalUsers`)."""
-
-    def check_password(self, user: str, password: str) -> bool:
-        """Whether the password is the user's."""
-
-    def check_key(self, user: str, algorithm: str, key_data: str) -> bool:
-        """Whether the key (algorithm, base64 data) is one of the user's authorized keys."""
-
-    def principal(self, user: str, transport: str, source: str) -> Principal:
-        """The principal an authenticated user's session runs as."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +50,8 @@ class NetconfSettings:
     port: int = DEFAULT_PORT
     max_sessions: int = DEFAULT_MAX_SESSIONS
     max_message_size: int = DEFAULT_MAX_MESSAGE
+    logins: LoginBounds = field(default_factory=LoginBounds)
+    limits: XmlLimits = field(default_factory=XmlLimits)
     #: RFC 6241 as written: refuse base elements without the base namespace (lenient.py).
     strict: bool = False
 
@@ -93,53 +81,6 @@ def _host_key(
     return key
 
 
-def _refused_login(user: str, peer: str) -> None:
-    """Audit a password that did not authenticate (a public key that does not is no failed
-    login: clients offer their keys before they ask for a password)."""
-    login_failed(user, "netconf", peer)
-
-
-class _SshServer(paramiko.ServerInterface):
-    """Authentication and channel policy of one connection."""
-
-    def __init__(self, credentials: Credentials, peer: str = "") -> None:
-        self._credentials = credentials
-        self._peer = peer
-        self.user: str | None = None
-        self.channel: paramiko.Channel | None = None
-        self.ready = threading.Event()
-
-    def get_allowed_auths(self, username: str) -> str:
-        del username
-        return "password,publickey"
-
-    def check_auth_password(self, username: str, password: str) -> int:
-        if self._credentials.check_password(username, password):
-            self.user = username
-            return AUTH_SUCCESSFUL
-        _refused_login(username, self._peer)
-        return AUTH_FAILED
-
-    def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
-        if self._credentials.check_key(username, key.get_name(), key.get_base64()):
-            self.user = username
-            return AUTH_SUCCESSFUL
-        return AUTH_FAILED
-
-    def check_channel_request(self, kind: str, chanid: int) -> int:
-        del chanid
-        if kind == "session":
-            return OPEN_SUCCEEDED
-        return OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
-
-    def check_channel_subsystem_request(self, channel: paramiko.Channel, name: str) -> bool:
-        if name != "netconf" or self.channel is not None:
-            return False
-        self.channel = channel
-        self.ready.set()
-        return True
-
-
 class NetconfServer:
     """Listens for SSH connections and runs a NETCONF session on each."""
 
@@ -159,6 +100,8 @@ class NetconfServer:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._transports: set[paramiko.Transport] = set()
+        self._authenticated = 0
+        self._startups = Startups(settings.logins)
         self._stopping = threading.Event()
 
     @property
@@ -172,7 +115,11 @@ class NetconfServer:
         self._keys = host_keys(self._state_dir)
         if not LOG.isEnabledFor(logging.DEBUG):  # paramiko logs every port probe as an error
             logging.getLogger("paramiko").setLevel(logging.CRITICAL)
-        listener = socket.create_server((self._settings.address, self._settings.port), backlog=128)
+        address, port = self._settings.address, self._settings.port
+        try:
+            listener = socket.create_server((address, port), backlog=128)
+        except OSError as exc:
+            raise listen_error("NETCONF", address, port, exc, "--netconf-port") from None
         listener.settimeout(ACCEPT_POLL_S)  # so that stop() is seen at once
         self._socket = listener
         self._thread = threading.Thread(target=self._accept, name="netconf-accept", daemon=True)
@@ -201,41 +148,74 @@ class NetconfServer:
                 continue
             except OSError:
                 return
-            connection.settimeout(None)
-            with self._lock:
-                full = len(self._transports) >= self._settings.max_sessions + OVERFLOW
-            if full:
-                LOG.warning("refusing %s: %d sessions already", peer[0], len(self._transports))
+            source = str(peer[0])
+            if not self._startups.admit(source):
+                self._credentials.count(TRANSPORT, "refused-connections")
+                LOG.debug("refusing %s: too many unauthenticated connections", source)
                 connection.close()
                 continue
+            with self._lock:
+                full = self._authenticated >= self._settings.max_sessions + OVERFLOW
+            if full:
+                self._startups.done(source)
+                LOG.warning("refusing %s: %d sessions already", source, self._authenticated)
+                connection.close()
+                continue
+            connection.settimeout(None)
             worker = threading.Thread(
-                target=self._connection, args=(connection, peer[0]), daemon=True
+                target=self._connection, args=(connection, source), daemon=True
             )
             worker.start()
 
     def _connection(self, connection: socket.socket, peer: str) -> None:
+        bounds = self._settings.logins
+        auth = SshAuth(self._credentials, peer, bounds, self._startups)
         transport = paramiko.Transport(connection)
         with self._lock:
             self._transports.add(transport)
+        authenticated = False
         try:
             for key in self._keys:
                 transport.add_server_key(key)
-            server = _SshServer(self._credentials, peer)
-            transport.start_server(server=server)
-            channel = transport.accept(HANDSHAKE_TIMEOUT_S)
-            if channel is None or not server.ready.wait(HANDSHAKE_TIMEOUT_S):
+            late = bounds.login_grace_time + PARAMIKO_SLACK_S  # the grace time cuts first
+            transport.banner_timeout = transport.handshake_timeout = transport.auth_timeout = late
+            transport.start_server(threading.Event(), server=auth)  # returns at once
+            if not _settled(transport, auth, bounds.login_grace_time):
                 return
-            assert server.user is not None
-            assert server.channel is not None
-            principal = self._credentials.principal(server.user, "netconf", peer)
-            NetconfSession(self._env, server.channel, principal, peer).run()
+            assert auth.user is not None
+            assert auth.channel is not None
+            with self._lock:
+                self._authenticated += 1
+            authenticated = True
+            principal = self._credentials.principal(auth.user, TRANSPORT, peer)
+            NetconfSession(self._env, auth.channel, principal, peer).run()
             _await_peer_close(transport)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             LOG.debug("connection from %s ended: %s", peer, exc)
         finally:
+            auth.release()
             transport.close()
             with self._lock:
                 self._transports.discard(transport)
+                self._authenticated -= authenticated
+
+
+def _settled(transport: paramiko.Transport, auth: SshAuth, grace: float) -> bool:
+    """Wait until the connection opened its ``netconf`` subsystem (True), used up its
+    attempts, left, or let its login grace time pass."""
+    deadline = time.monotonic() + grace
+    while not auth.settled.wait(min(SETTLE_POLL_S, max(0.0, deadline - time.monotonic()))):
+        if not transport.is_active():
+            return False
+        if time.monotonic() >= deadline:
+            LOG.info("closing %s: not logged in within %.0f s", auth.source, grace)
+            auth.count("timed-out")
+            return False
+    if auth.exhausted:
+        LOG.info("closing %s: %d failed login attempts", auth.source, auth.failures)
+        auth.count("timed-out")
+        return False
+    return auth.channel is not None
 
 
 def _await_peer_close(transport: paramiko.Transport) -> None:

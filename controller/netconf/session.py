@@ -26,13 +26,16 @@ from controller.netconf.framing import Deframer, frame
 from controller.netconf.lenient import qualify_hello, qualify_rpc
 from controller.netconf.messages import (
     BASE_11,
+    DEFAULT_LIMITS,
     NamespaceOf,
+    XmlLimits,
     build_hello,
     error_reply,
     hello_capabilities,
     parse_rpc,
     parse_xml,
     reply,
+    root_attributes,
     to_bytes,
 )
 from controller.netconf.notifications import (
@@ -99,6 +102,7 @@ class SessionEnv:
     max_message_size: int
     max_sessions: int
     events: Callable[[str], None]
+    limits: XmlLimits = DEFAULT_LIMITS  # the shape of a message: attributes, elements, depth
     strict: bool = False  # RFC 6241 as written: no unqualified base elements (lenient.py)
 
 
@@ -150,7 +154,7 @@ class NetconfSession:
             if hello is None:
                 return
             try:
-                root = parse_xml(hello)
+                root = parse_xml(hello, env.limits)
                 capabilities = hello_capabilities(root if env.strict else qualify_hello(root))
             except CatsError:
                 env.registry.bad_hello()
@@ -186,9 +190,7 @@ class NetconfSession:
         message = self._messages(deframer)
         if message is None:
             return
-        attributes: tuple[tuple[str, str], ...] = ()
-        with contextlib.suppress(CatsError):
-            attributes = tuple((str(k), str(v)) for k, v in parse_xml(message).attrib.items())
+        attributes = root_attributes(message, self._env.limits)
         item = ErrorItem(
             ErrorType.PROTOCOL,
             "resource-denied",
@@ -200,14 +202,12 @@ class NetconfSession:
         """Answer one message; True when the session is to close."""
         counters = self._info.counters
         counters.in_rpcs += 1
-        attributes: tuple[tuple[str, str], ...] = ()
         try:
-            root = parse_xml(message)
-            attributes = tuple((str(k), str(v)) for k, v in root.attrib.items())
+            root = parse_xml(message, self._env.limits)
             rpc = parse_rpc(root if self._env.strict else qualify_rpc(root))
         except CatsError as exc:
             counters.in_bad_rpcs += 1
-            self._errors(attributes, exc.items)
+            self._errors(root_attributes(message, self._env.limits), exc.items)
             return False
         caller = Caller(self.session_id, self._principal.user, self._principal, self._subscribe)
         name = str(rpc.operation.tag).rpartition("}")[2]

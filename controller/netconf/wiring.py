@@ -19,9 +19,10 @@ from controller.netconf.confirmed import ConfirmedCommits
 from controller.netconf.monitoring import SchemaSources, netconf_state
 from controller.netconf.operations import Operations
 from controller.netconf.reads import Reads
-from controller.netconf.server import Credentials, NetconfServer, NetconfSettings, capabilities
+from controller.netconf.server import NetconfServer, NetconfSettings, capabilities
 from controller.netconf.session import SessionEnv
 from controller.netconf.sessions import Registry
+from controller.netconf.ssh import Credentials
 from controller.observability.metrics import NETCONF_SESSIONS
 from controller.types import DataPath
 
@@ -83,6 +84,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         core.publish("NETCONF", document)
 
     confirmed = ConfirmedCommits(core, publish)
+    confirmed.resume()  # a confirmed commit pending before a restart
     records = module_records(schema)
     modules = tuple((r.name, r.revision, r.namespace) for r in records)
     folders = [project_yang_dir(), *yang_dirs, *standard_yang_dirs()]
@@ -127,6 +129,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_message_size=settings.max_message_size,
         max_sessions=settings.max_sessions,
         events=publish,
+        limits=settings.limits,
         strict=settings.strict,
     )
     NETCONF_SESSIONS.set_function(lambda: len(registry))

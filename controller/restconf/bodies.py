@@ -15,6 +15,7 @@ from typing import Any
 from lxml import etree
 
 from controller.model import Encoding
+from controller.model.limits import LimitError, unique_members
 from controller.model.paths import (
     NodeKind,
     PathResolver,
@@ -50,9 +51,14 @@ def _invalid(message: str, path: str | None = None) -> Exception:
 
 
 def parse_json(text: str) -> Any:
-    """JSON text, or 400 malformed-message."""
+    """JSON text, or 400 malformed-message (also for a member name twice in one object, which
+    RFC 7951 relies on never happening, and for nesting deeper than the parser goes)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_members)
+    except LimitError as exc:
+        raise malformed(f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise malformed("malformed JSON: objects and arrays nested too deep") from None
     except ValueError as exc:
         raise malformed(f"malformed JSON: {exc}") from None
 

@@ -24,6 +24,7 @@ from controller.datastore.api import DatastoreName, Revision, ServerCore
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import Encoding
 from controller.model.paths import NodeKind, PathResolver, ResolvedPath
+from controller.restconf.bodies import parse_json
 from controller.restconf.conditional import Outcome, evaluate
 from controller.restconf.data import READ_ONLY_METHODS, DataResources, Target
 from controller.restconf.errors import (
@@ -225,6 +226,8 @@ class Restconf:
         if request.body.strip():
             encoding = body_type(request.header("content-type")).encoding
             document = request.text
+            if encoding is Encoding.JSON:
+                parse_json(document)  # 400 for a name twice, before libyang takes the last
         else:
             encoding, document = Encoding.JSON, "{}"
         reply_encoding = negotiate(request.header("accept"), encoding)

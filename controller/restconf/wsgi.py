@@ -10,6 +10,7 @@ was a fifth of the server time of a small RPC (tools/bench/selection.py).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -22,8 +23,9 @@ from controller import audit
 from controller.audit.context import comment_problem
 from controller.datastore.api import Principal
 from controller.errors import ErrorItem, ErrorType
+from controller.model.limits import DocumentLimits, LimitError, check_json_shape, check_xml
 from controller.observability.metrics import RESTCONF_LATENCY, RESTCONF_REQUESTS, status_class
-from controller.restconf.auth import parse_basic
+from controller.restconf.auth import Authenticated, ConnectionMemo
 from controller.restconf.http import ANONYMOUS, HttpReply, HttpRequest
 from controller.restconf.resources import Restconf
 
@@ -34,12 +36,17 @@ REALM = 'Basic realm="restconf", charset="UTF-8"'
 #: (cats-controller-admin; README "Commit history").
 COMMENT_HEADER = "cats-commit-comment"
 LABEL_HEADER = "cats-commit-label"
+DEFAULT_LIMITS = DocumentLimits()
 
-#: Returns the authenticated user of an Authorization header, or None.
-Authenticate = Callable[[str | None], str | None]
-#: Returns the NACM groups of a user.
+#: Authenticates a request: (Authorization header, source address, the connection's memo).
+Authenticate = Callable[[str | None, str, ConnectionMemo | None], Authenticated]
 #: The principal of an authenticated user: (user, transport, source address) -> Principal.
 PrincipalOf = Callable[[str, str, str], Principal]
+#: The environ key of a connection's :class:`ConnectionMemo` (set by the server adapter).
+CONNECTION_MEMO = "cats.connection_memo"
+#: The environ key of the server's stream hand-off: called with a response's chunks after
+#: ``start_response``, it sends the head and writes them on a thread of its own.
+DETACH = "cats.detach"
 
 
 def raw_target(environ: Mapping[str, Any]) -> tuple[str, str]:
@@ -86,6 +93,18 @@ def read_body(environ: Mapping[str, Any], limit: int) -> bytes | None:
     return None if len(data) > limit else data
 
 
+def check_shape(body: bytes, content_type: str | None, limits: DocumentLimits) -> None:
+    """Refuse a body past the bounds of its media type's shape, before anything parses it
+    (RFC 8040 5.2: the bodies are JSON or XML)."""
+    kind = (content_type or "").lower()
+    if not body or not kind:
+        return
+    if "json" in kind:
+        check_json_shape(body.decode("utf-8", errors="replace"), limits)
+    elif "xml" in kind:
+        check_xml(body, limits)
+
+
 def status_line(status: int) -> str:
     """``200 OK``."""
     try:
@@ -108,11 +127,13 @@ class RestconfApp:
         principal_of: PrincipalOf,
         *,
         max_body_size: int,
+        limits: DocumentLimits = DEFAULT_LIMITS,
     ) -> None:
         self._restconf = restconf
         self._authenticate = authenticate
         self._principal_of = principal_of
         self._max_body_size = max_body_size
+        self._limits = limits
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
@@ -131,6 +152,10 @@ class RestconfApp:
         headers = list(reply.headers)
         if reply.stream is not None:
             start_response(status_line(reply.status), headers)
+            detach = environ.get(DETACH)
+            if callable(detach):  # the stream is written off the worker threads
+                detach(reply.stream)
+                return []
             return reply.stream
         headers.append(("Content-Length", str(len(reply.body))))
         start_response(status_line(reply.status), headers)
@@ -140,16 +165,17 @@ class RestconfApp:
         """Authenticate, read the body within its bound and let the resources answer."""
         public = bare.path in UNAUTHENTICATED
         source = str(environ.get("REMOTE_ADDR", ""))
-        user = None if public else self._authenticate(bare.header("authorization"))
-        if user is None and not public:
-            _refused_login(bare.header("authorization"), source)
-            item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
-            return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
-        body = read_body(environ, self._max_body_size)
-        if body is None:
-            limit = self._max_body_size
-            item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")
-            return _with(self._restconf.error_reply(bare, 413, (item,)), "Connection", "close")
+        user = None
+        if not public:
+            memo = environ.get(CONNECTION_MEMO)
+            memo = memo if isinstance(memo, ConnectionMemo) else None
+            authenticated = self._authenticate(bare.header("authorization"), source, memo)
+            if authenticated.user is None:
+                return self._refused(bare, authenticated)
+            user = authenticated.user
+        body = self._body(bare, environ, source)
+        if isinstance(body, HttpReply):
+            return body
         principal = self._principal_of(user, "restconf", source) if user else ANONYMOUS
         comment, label = bare.header(COMMENT_HEADER), bare.header(LABEL_HEADER)
         problem = comment_problem(comment, label)
@@ -159,6 +185,47 @@ class RestconfApp:
         info = audit.RequestInfo("restconf", source, None, bare.method, comment, label)
         with audit.request(info):
             return self._restconf.handle(replace(bare, body=body, principal=principal))
+
+    def _body(self, bare: HttpRequest, environ: WSGIEnvironment, source: str) -> bytes | HttpReply:
+        """The request body, or the reply refusing it: past its deadline (408), past its size
+        (413) or past the bounds on its shape (413 too-big, 400 malformed)."""
+        try:
+            body = read_body(environ, self._max_body_size)
+        except TimeoutError:  # the gate's body deadline (DeadlineSocketIO) passed
+            LOG.info(
+                "the body of %s %s from %s did not arrive in time", bare.method, bare.path, source
+            )
+            message = "the body did not arrive in time (catsctl serve --restconf-body-timeout)"
+            item = ErrorItem(ErrorType.TRANSPORT, "operation-failed", message)
+            return _with(self._restconf.error_reply(bare, 408, (item,)), "Connection", "close")
+        if body is None:
+            limit = self._max_body_size
+            item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")
+            return _with(self._restconf.error_reply(bare, 413, (item,)), "Connection", "close")
+        try:
+            check_shape(body, bare.header("content-type"), self._limits)
+        except LimitError as exc:
+            if exc.too_big:
+                item = ErrorItem(ErrorType.PROTOCOL, "too-big", f"the body has {exc}")
+                return self._restconf.error_reply(bare, 413, (item,))
+            item = ErrorItem(ErrorType.PROTOCOL, "malformed-message", f"the body has {exc}")
+            return self._restconf.error_reply(bare, 400, (item,))
+        return body
+
+    def _refused(self, bare: HttpRequest, authenticated: Authenticated) -> HttpReply:
+        """401 for no or wrong credentials; 429 while the source or user is throttled after
+        failures, 503 while every password check is busy (both with Retry-After)."""
+        wait = str(max(1, math.ceil(authenticated.retry_after)))
+        if authenticated.outcome == "throttled":
+            message = "too many failed logins from this address or for this user; retry later"
+            item = ErrorItem(ErrorType.PROTOCOL, "resource-denied", message)
+            return _with(self._restconf.error_reply(bare, 429, (item,)), "Retry-After", wait)
+        if authenticated.outcome == "busy":
+            message = "too many logins are being checked; retry later"
+            item = ErrorItem(ErrorType.PROTOCOL, "resource-denied", message)
+            return _with(self._restconf.error_reply(bare, 503, (item,)), "Retry-After", wait)
+        item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
+        return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
 
 
 def _resource(path: str) -> str:
@@ -172,19 +239,15 @@ def _resource(path: str) -> str:
 _RESOURCES = frozenset({"data", "ds", "operations", "yang-library-version", "streams"})
 
 
-def _refused_login(header: str | None, source: str) -> None:
-    """Audit a request whose credentials did not authenticate (none given is no attempt)."""
-    credentials = parse_basic(header)
-    if credentials is not None:
-        audit.login_failed(credentials[0], "restconf", source)
-
-
 def create_app(
     restconf: Restconf,
     authenticate: Authenticate,
     principal_of: PrincipalOf,
     *,
     max_body_size: int,
+    limits: DocumentLimits = DEFAULT_LIMITS,
 ) -> RestconfApp:
     """The WSGI application serving every RESTCONF resource."""
-    return RestconfApp(restconf, authenticate, principal_of, max_body_size=max_body_size)
+    return RestconfApp(
+        restconf, authenticate, principal_of, max_body_size=max_body_size, limits=limits
+    )

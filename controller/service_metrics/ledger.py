@@ -18,7 +18,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from controller.datastore.journal import write_atomically
+from controller.datastore.files import write_atomically
 from controller.service_metrics.ingest import SenderRecord
 
 LOG = logging.getLogger("catsctl.cps")

@@ -1,14 +1,17 @@
-"""HTTPS with a configured certificate, and required client certificates (``--tls-client-ca``)."""
+"""HTTPS with a configured certificate, required client certificates (``--tls-client-ca``),
+and connections that never start TLS."""
 
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.functional.restconf_server import admin_users, running_server, write_init
+from tests.functional.restconf_server import ADMIN, admin_users, running_server, write_init
+from tools.bench.attackers import HalfOpen
 
 pytestmark = pytest.mark.functional
 
@@ -43,3 +46,33 @@ def test_https_with_client_certificates(tmp_path: Path) -> None:
             requests.get(url, verify=str(cert), auth=server.session.auth, timeout=10)
         with pytest.raises(requests.exceptions.ConnectionError):
             requests.get(url.replace("https:", "http:"), timeout=10)
+
+
+def test_idle_connections_that_never_start_tls_stall_nobody(tmp_path: Path) -> None:
+    """The TLS handshake is no longer done on the acceptor: connections that never send a
+    byte hold nothing, HTTPS is served meanwhile, and they are closed at the header timeout."""
+    cert, key = make_cert(tmp_path, "server")
+    init = write_init(tmp_path, admin_users())
+    extra = ("--tls-cert", str(cert), "--tls-key", str(key), "--restconf-header-timeout", "3")
+    with running_server(tmp_path / "state", init, *extra, scheme="https") as server:
+        session = requests.Session()
+        session.trust_env = False  # REQUESTS_CA_BUNDLE would win over verify
+        session.verify = str(cert)
+        session.auth = ADMIN
+        url = server.url("data/ietf-system:system")
+        assert session.get(url, timeout=30).status_code == 200
+        idle = HalfOpen(server.port, 20, silent=True)
+        idle.start()
+        try:
+            for _ in range(10):  # each on a new connection: a new handshake every time
+                fresh = requests.Session()
+                fresh.trust_env = False
+                assert fresh.get(url, verify=str(cert), auth=ADMIN, timeout=30).status_code == 200
+                fresh.close()
+                assert session.get(url, timeout=30).status_code == 200
+            deadline = time.monotonic() + 60
+            while idle.tally.get("closed by the server") < 20:
+                assert time.monotonic() < deadline, "idle connections were never closed"
+                time.sleep(0.1)
+        finally:
+            idle.stop()

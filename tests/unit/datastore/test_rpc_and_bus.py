@@ -186,3 +186,21 @@ def test_ending_subscriptions_ends_their_iteration(core: Core) -> None:
 def test_unknown_stream_is_refused(core: Core) -> None:
     with pytest.raises(CatsError):
         core.subscribe("nope")
+
+
+def test_subscriptions_are_bounded_per_user(test_schema: Schema, tmp_path: Path) -> None:
+    """Each subscription holds a queue and a thread: one user holds at most its bound (an
+    event stream or a NETCONF create-subscription), and another user is not held back."""
+    settings = CoreSettings(subscriptions_per_user=3)
+    with Core(test_schema, tmp_path / "state", settings=settings) as core:
+        alice, bob = Principal("alice"), Principal("bob")
+        held = [core.subscribe("NETCONF", principal=alice) for _ in range(3)]
+        with pytest.raises(CatsError) as refused:
+            core.subscribe("NETCONF", principal=alice)
+        assert refused.value.items[0].tag == "resource-denied"
+        assert "alice" in str(refused.value)
+        other = core.subscribe("NETCONF", principal=bob)  # another user's are its own
+        held[0].close()
+        held[0] = core.subscribe("NETCONF", principal=alice)  # a closed one is given back
+        for subscription in [*held, other]:
+            subscription.close()

@@ -83,3 +83,88 @@ def test_timeout_rolls_back_past_another_sessions_lock(core: Core) -> None:
     assert running_label(core) == "before"
     assert '"confirm-event": "timeout"' in events[-1]
     assert core.lock_holders() == {DatastoreName.RUNNING: OTHER_SESSION}
+
+
+def restarted(schema: Schema, core: Core, tmp_path: Path) -> Core:
+    """The core closed (as a stop, or a crash, leaves it) and opened again on its state."""
+    core.close()
+    return Core(schema, tmp_path / "state")
+
+
+def test_a_pending_commit_with_persist_is_resumed_and_confirmed_by_its_persist_id(
+    schema: Schema, core: Core, tmp_path: Path
+) -> None:
+    events: list[str] = []
+    commits = ConfirmedCommits(core, events.append)
+    core.edit(DatastoreName.CANDIDATE, [label("after")], SYSTEM, session="3")
+    commits.commit(OWNER, SYSTEM, CommitParams(confirmed=True, timeout=600, persist="p-1"))
+    commits.close()  # the server stops with the commit pending
+    with restarted(schema, core, tmp_path) as again:
+        assert running_label(again) == "after"
+        resumed = ConfirmedCommits(again, events.append)
+        resumed.resume()
+        assert resumed.pending
+        assert running_label(again) == "after"
+        stranger = Actor(1, "bob")  # a new session; the id of the old one means nothing now
+        resumed.commit(stranger, SYSTEM, CommitParams(persist_id="p-1"))
+        assert not resumed.pending
+        assert running_label(again) == "after"
+        assert again.kept("confirmed-commit") is None
+
+
+def test_a_pending_commit_without_persist_is_rolled_back_at_the_restart(
+    schema: Schema, core: Core, tmp_path: Path
+) -> None:
+    events: list[str] = []
+    commits = ConfirmedCommits(core, events.append)
+    core.edit(DatastoreName.CANDIDATE, [label("after")], SYSTEM, session="3")
+    commits.commit(OWNER, SYSTEM, CommitParams(confirmed=True, timeout=600))
+    commits.close()
+    with restarted(schema, core, tmp_path) as again:
+        resumed = ConfirmedCommits(again, events.append)
+        resumed.resume()
+        assert not resumed.pending
+        assert running_label(again) == "before"
+        assert '"confirm-event": "cancel"' in events[-1]
+    with Core(schema, tmp_path / "state") as third:  # and it stays rolled back
+        resumed = ConfirmedCommits(third, events.append)
+        resumed.resume()
+        assert running_label(third) == "before"
+        assert not resumed.pending
+
+
+def test_a_pending_commit_whose_deadline_passed_is_rolled_back_at_the_restart(
+    schema: Schema, core: Core, tmp_path: Path
+) -> None:
+    events: list[str] = []
+    commits = ConfirmedCommits(core, events.append)
+    core.edit(DatastoreName.CANDIDATE, [label("after")], SYSTEM, session="3")
+    commits.commit(OWNER, SYSTEM, CommitParams(confirmed=True, timeout=1, persist="p-2"))
+    commits.close()
+    kept = json.loads(core.kept("confirmed-commit") or "{}")
+    kept["deadline"] = "2020-01-01T00:00:00+00:00"  # the server was down past the timeout
+    core.keep("confirmed-commit", json.dumps(kept))
+    with restarted(schema, core, tmp_path) as again:
+        resumed = ConfirmedCommits(again, events.append)
+        resumed.resume()
+        assert not resumed.pending
+        assert running_label(again) == "before"
+        assert '"confirm-event": "timeout"' in events[-1]
+
+
+def test_the_remaining_timeout_runs_on_after_the_restart(
+    schema: Schema, core: Core, tmp_path: Path
+) -> None:
+    events: list[str] = []
+    commits = ConfirmedCommits(core, events.append)
+    core.edit(DatastoreName.CANDIDATE, [label("after")], SYSTEM, session="3")
+    commits.commit(OWNER, SYSTEM, CommitParams(confirmed=True, timeout=2, persist="p-3"))
+    commits.close()
+    with restarted(schema, core, tmp_path) as again:
+        resumed = ConfirmedCommits(again, events.append)
+        resumed.resume()
+        deadline = time.monotonic() + 60
+        while resumed.pending and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running_label(again) == "before"
+        assert again.kept("confirmed-commit") is None

@@ -116,6 +116,11 @@ class FakeCore:
     def publish(self, stream: str, document: str) -> Notification:
         raise NotImplementedError
 
+    def keep(self, name: str, document: str | None) -> None: ...
+
+    def kept(self, name: str) -> str | None:
+        return None
+
     def streams(self) -> tuple[StreamInfo, ...]:
         return (StreamInfo("NETCONF", "default NETCONF event stream", replay_support=True),)
 

@@ -8,23 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from controller.model import CATS_MODULES
-from controller.model.schema import PRODUCT_MODULES
+from controller.model import CATS_MODULES, PRODUCT_MODULES
 from tests.conftest import YANG_DIR
 from tools.yang_tree import pyang_command
 
 MODULE_FILES = sorted(YANG_DIR.glob("*@*.yang"))
 
 
-def test_the_five_cats_modules_and_the_admin_module_are_there() -> None:
-    names = sorted(path.name.split("@")[0] for path in MODULE_FILES)
+def _name(module_file: Path) -> str:
+    return module_file.name.split("@")[0]
+
+
+def test_the_five_cats_modules_and_the_products_are_there() -> None:
+    names = sorted(_name(path) for path in MODULE_FILES)
     assert names == sorted(CATS_MODULES + PRODUCT_MODULES)
-
-
-def _is_ietf(module_file: Path) -> bool:
-    """An IETF proposal (``ietf-*``); the product's own modules have the contract's namespace
-    (``urn:cats-controller:yang:``), which pyang's ``--ietf`` names a finding by design."""
-    return module_file.name.startswith("ietf-")
 
 
 def _assert_silent(command: list[str]) -> None:
@@ -34,10 +31,21 @@ def _assert_silent(command: list[str]) -> None:
     assert result.stdout + result.stderr == ""
 
 
+def _lint(module_file: Path) -> list[str]:
+    """The IETF rules for the CATS proposals; RFC 8407's generic ones, with the product's
+    own name and namespace prefixes, for the product's modules."""
+    if _name(module_file) in PRODUCT_MODULES:
+        return [
+            "--lint",
+            "--lint-modulename-prefix=cats",
+            "--lint-namespace-prefix=urn:cats-controller:yang:",
+        ]
+    return ["--ietf", "--lint"]
+
+
 @pytest.mark.parametrize("module_file", MODULE_FILES, ids=lambda path: path.name)
-def test_pyang_ietf_lint_is_silent(module_file: Path) -> None:
-    ietf = ["--ietf"] if _is_ietf(module_file) else []
-    lint = [*ietf, "--lint", "--max-line-length=72", "-p", str(YANG_DIR)]
+def test_pyang_lint_is_silent(module_file: Path) -> None:
+    lint = [*_lint(module_file), "--max-line-length=72", "-p", str(YANG_DIR)]
     _assert_silent([*pyang_command(), *lint, str(module_file)])
 
 
@@ -54,5 +62,7 @@ def test_file_name_matches_module_and_revision(module_file: Path) -> None:
     first_revision = re.search(r"^  revision (\S+) {", text, re.MULTILINE)
     assert first_revision is not None
     assert first_revision.group(1) == revision
-    prefix = "urn:ietf:params:xml:ns:yang" if _is_ietf(module_file) else "urn:cats-controller:yang"
-    assert f'namespace "{prefix}:{name}";' in text
+    base = (
+        "urn:cats-controller:yang:" if name in PRODUCT_MODULES else "urn:ietf:params:xml:ns:yang:"
+    )
+    assert f'namespace "{base}{name}";' in text

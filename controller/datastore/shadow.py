@@ -1,0 +1,122 @@
+"""Large transactions on running, worked on a copy while readers keep the committed tree.
+
+A transaction of many nodes (a 100k-entry edit: seconds to minutes of parsing, merging and
+validating in libyang) would hold the core's lock, and every read, for all that time. So an
+edit past :data:`SHADOW_NODES` data nodes runs here instead: under the core's write lock only
+(writers still go one at a time, and every other write of running waits), it copies running,
+applies the edits to the copy, validates the copy in full, computes the diff, rebuilds the
+indexes and makes the commit durable, all while readers read the committed tree under the
+read lock. Only the swap of the trees, the commit hooks and the notification take the read
+lock, for milliseconds. A commit hook that refuses puts the old tree back and the journal
+forgets the record.
+
+Revisions of a large edit are coarse: each edit's target is marked as changed as a whole
+(RFC 8040 3.4.1: an entity-tag may change more often than its resource, never less).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any, Protocol
+
+from controller.audit import current as current_request
+from controller.datastore import changes
+from controller.datastore.access import Guard
+from controller.datastore.api import Change, DatastoreName, Edit, Principal, Registrations
+from controller.datastore.authorization import Authorization
+from controller.datastore.bus import NotificationBus
+from controller.datastore.history import HistoryRecorder
+from controller.datastore.stores import ConfigStore
+from controller.datastore.transaction import Applier, Txn
+from controller.datastore.validation import Validator, validate_full
+from controller.model import nodes
+from controller.model.schema import Encoding
+
+LOG = logging.getLogger(__name__)
+SHADOW_NODES = 20_000  # data nodes of an edit from which it is worked on a copy
+_JSON_MEMBER = re.compile(r'"\s*:')
+
+
+def edit_nodes(edits: list[Edit]) -> int:
+    """About how many data nodes the edits hold, counted without parsing them: JSON member
+    names (each leaf, container and list entry member), XML start tags."""
+    total = 0
+    for edit in edits:
+        value = edit.value or ""
+        if edit.encoding is Encoding.JSON:
+            total += len(_JSON_MEMBER.findall(value))
+        else:
+            total += value.count("<") - value.count("</")
+    return total
+
+
+class ShadowHost(Protocol):
+    """What a large transaction needs of the core."""
+
+    ctx: Any
+    running: ConfigStore
+    validator: Validator
+    authorization: Authorization
+    bus: NotificationBus
+    registrations: Registrations
+    history: HistoryRecorder | None
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The lock readers take (the core's lock)."""
+        ...
+
+    def guard(self, principal: Principal) -> Guard:
+        """The access guard of the principal's edits (RFC 8341 3.4.5)."""
+        ...
+
+
+def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
+    """Run a large transaction of running on a copy (the caller holds the write lock, not the
+    read lock); returns the new revision, or raises with running untouched."""
+    running = core.running
+    shadow = ConfigStore(core.ctx, DatastoreName.RUNNING, None)
+    shadow.replace_tree(running.copy_tree())  # a read: readers go on meanwhile
+    applier = Applier(core.ctx, shadow.tree, core.guard(txn.principal), coarse=True)
+    try:
+        for edit in txn.edits:
+            applier.apply(edit)
+        validate_full(shadow)
+        prepared = core.validator.prepared(shadow)
+        diff = changes.diff_document(core.ctx, shadow.tree, applier.applied)
+        if txn.test_only:
+            return running.revisions.of(None)
+        running.persist(txn.edits)  # durable before anyone sees it
+        changed = [record.path for record in applier.applied]
+        with core.read_lock:
+            change = Change(
+                txn.datastore, txn.principal, diff, tuple(changed), running.revisions.prepare()
+            )
+            old = running.tree.replace(shadow.tree.replace(nodes.ffi.NULL))
+            try:
+                for hook in core.registrations.commit_hooks:
+                    hook(change)
+            except BaseException:
+                nodes.free_all(running.tree.replace(old))
+                running.retract()
+                raise
+            core.validator.install(prepared)
+            revision = running.revisions.record(changed, changed)
+            core.authorization.after_commit(running.first[0], changed)
+            event = changes.config_change(
+                txn.datastore, txn.principal, txn.session, applier.applied
+            )
+            core.bus.publish("NETCONF", event)
+        if core.history is not None:  # durable and current: keep how to undo it
+            undo = applier.undo.records
+            core.history.record(
+                running.txid, txn, current_request(), applied=applier.applied, undo=undo
+            )
+        nodes.free_all(old)  # outside the read lock: O(datastore)
+        LOG.info("a large edit of %d changes was made current", len(changed))
+        return revision
+    finally:
+        applier.undo.commit()  # frees the copies it kept (the diff has been made)
+        shadow.close()
