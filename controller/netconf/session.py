@@ -305,6 +305,7 @@ class NetconfSession:
         detail = f"session {self.session_id} of {self._principal.user} killed by {by}"
         audit.record(Event.KILL_SESSION, self._principal.user, detail=detail)
         self._close_channel()
+        self._audit_broken_locks()  # released here, so the session's own end finds none
         self._env.core.release_session(str(self.session_id))
 
     def _close_channel(self) -> None:
@@ -336,7 +337,13 @@ class NetconfSession:
         for datastore, holder in self._env.core.lock_holders().items():
             if holder == session:
                 detail = f"lock of {datastore} released: session {session} ended ({self._reason})"
-                audit.record(Event.LOCK_BROKEN, self._principal.user, detail=detail)
+                audit.record(
+                    Event.LOCK_BROKEN,
+                    self._principal.user,
+                    detail=detail,
+                    session=session,
+                    transport="netconf",
+                )
 
     def _announce_start(self) -> None:
         audit.record(Event.SESSION_START, self._principal.user, detail="netconf session")
