@@ -10,6 +10,7 @@ from pathlib import Path
 
 from controller import __version__
 from controller.demo.cli import add_parsers as add_demo_parsers
+from controller.evaluate.cli import add_parsers as add_evaluate_parsers
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema
 
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     add_demo_parsers(commands)
+    add_evaluate_parsers(commands)
 
     validate = commands.add_parser(
         "validate", help="validate YANG instance documents (JSON or XML) against the CATS modules"

@@ -110,8 +110,8 @@ class Topology:
 
 def _number(doc: Mapping[str, Any], key: str, where: str, *, integral: bool = False) -> float:
     value = doc.get(key)
-    ok = isinstance(value, int) if integral else isinstance(value, int | float)
-    if not ok or isinstance(value, bool) or value <= 0:
+    kinds = int if integral else int | float
+    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
         kind = "a positive integer" if integral else "a positive number"
         raise invalid(f"expected {kind}, got {value!r}", f"{where}.{key}")
     return float(value)
@@ -191,7 +191,9 @@ def parse(doc: object, source: str = "topology") -> Topology:
         at = f"{source}.ingresses[{n}]"
         _object(item, at, frozenset({"name", "region", "share"}))
         ingresses.append(
-            Ingress(n, _text(item, "name", at), _region(item, at, matrix), _number(item, "share", at))
+            Ingress(
+                n, _text(item, "name", at), _region(item, at, matrix), _number(item, "share", at)
+            )
         )
     instances: list[Instance] = []
     for n, item in enumerate(_list(top, "sites", source)):
