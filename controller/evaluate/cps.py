@@ -67,6 +67,10 @@ from controller.selection.mapping.vocabulary import ElementClass, Trigger, Value
 from controller.types import CommitmentId, CsciId, ForwarderId, SessionId
 
 CPS = "cps"
+FRESHNESS_INTERVALS = 3
+FRESHNESS_DELAY = 1.0
+"""The freshness bound a C-SMA gives its values: three reporting intervals and a second of
+delivery (a value older than that has missed reports, 7.4)."""
 NST_REFRESH = 10.0
 """Seconds between two C-NMA reports of the path delays."""
 ESTIMATE = 1.0
@@ -115,7 +119,8 @@ class _Held:
             if cached is None or cached[0] is not sample:
                 cached = (sample, cst_entry(instance, sample, ESTIMATE, lifetime))
                 self.entries[instance.index] = cached
-                self.ledger = self.ledger.pruned(csci(instance), sample.at)
+                synced = world.channels[CPS].synced[instance.index]
+                self.ledger = self.ledger.pruned(csci(instance), min(sample.at, synced))
             pending = self.ledger.since(csci(instance), sample.at)
             entries.append(accounted_entry(cached[1], pending, now, accounting))
         self.turn += 1
@@ -210,7 +215,7 @@ class Cats:
         mirror.advance(world.channels[CPS].synced[index])
         cached = self._views.get(index)
         if cached is None or cached[0] is not sample or cached[1] != mirror.version:
-            freshness = 2 * world.settings.interval
+            freshness = FRESHNESS_INTERVALS * world.settings.interval + FRESHNESS_DELAY
             instance = world.topology.instances[index]
             base = resource_view(instance, sample, mirror, world.topology, freshness)
             cached = (sample, mirror.version, base)
@@ -267,15 +272,19 @@ class Cats:
             index = _index(world, report.csci_id)
             sample = None if index is None else held[index]
             if index is not None and sample is not None:
-                pending = held_state.ledger.since(report.csci_id, sample.at)
+                ledger = held_state.ledger
                 view = accounted_view(
-                    self._view(index, ingress, sample, world), pending, world.now, accounting
+                    self._view(index, ingress, sample, world),
+                    ledger.since(report.csci_id, sample.at),
+                    ledger.holding(report.csci_id, world.channels[CPS].synced[index]),
+                    world.now,
+                    accounting,
                 )
                 candidates.append(Candidate(report.csci_id, view))
         position, trigger = self._position(request)
         chosen: int | None = None
         estimated = False
-        work = None
+        work = wait = None
         if candidates:
             evaluation = evaluate(
                 EvaluationRequest(self._descriptor(request, world), position, trigger),
@@ -288,6 +297,7 @@ class Cats:
                 selected = evaluation.result(csci(world.topology.instances[chosen]))
                 if selected.scored is not None:
                     work = selected.scored.valuation.storage
+                    wait = selected.scored.valuation.computing
                 estimated = any(
                     q.csci_id == evaluation.selected and q.condition is ValueCondition.ESTIMATED
                     for q in evaluation.qualified
@@ -300,7 +310,8 @@ class Cats:
             self._sessions[request.conversation] = (csci_id, world.now, request.index)
         arrives = world.now + world.rtt[ingress][chosen] / 2
         keys = frozenset(key(block) for block in request.blocks)
-        held_state.dispatched(world, ingress, chosen, Dispatch(arrives, work, keys))
+        done = arrives + (wait or 0.0) + (work or 0.0)
+        held_state.dispatched(world, ingress, chosen, Dispatch(arrives, work, keys, done))
         return Decision(
             chosen,
             estimated=estimated,

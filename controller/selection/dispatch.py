@@ -40,12 +40,23 @@ class DispatchAccounting:
 @dataclass(frozen=True, slots=True)
 class Dispatch:
     """One selection: when its request reaches the instance (selection time plus the
-    forwarding delay), the seconds of work it adds there (None: the configured default), and
-    the working-set elements it leaves held there."""
+    forwarding delay), the seconds of work it adds there (None: the configured default), the
+    working-set elements it leaves held there, and when that work is expected done (the
+    waiting work ahead of it plus its own; None: on arrival).
+
+    A load report collected after ``at`` reflects the selection's queued work; a state
+    report reflects its elements only once they are held, after ``done``.
+    """
 
     at: Timestamp
     work: float | None = None
     keys: frozenset[Key] = frozenset()
+    done: Timestamp | None = None
+
+    @property
+    def until(self) -> Timestamp:
+        """When the selection is fully reflected at the instance (its work done)."""
+        return self.at if self.done is None else max(self.at, self.done)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +74,18 @@ class Ledger:
         return Ledger(MappingProxyType(pending))
 
     def since(self, csci_id: CsciId, collected_at: Timestamp) -> tuple[Dispatch, ...]:
-        """The selections of ``csci_id`` that reached it after a report collected then."""
+        """The selections of ``csci_id`` that reached it after a report collected then (their
+        work is not in that report's load)."""
         return tuple(d for d in self.pending.get(csci_id, ()) if d.at > collected_at)
 
+    def holding(self, csci_id: CsciId, collected_at: Timestamp) -> tuple[Dispatch, ...]:
+        """The selections of ``csci_id`` whose elements a state view collected then may not
+        hold yet (their work was not done)."""
+        return tuple(d for d in self.pending.get(csci_id, ()) if d.until > collected_at)
+
     def pruned(self, csci_id: CsciId, collected_at: Timestamp) -> Ledger:
-        """The ledger without the selections a report collected then already reflects."""
-        kept = self.since(csci_id, collected_at)
+        """The ledger without the selections reports collected then fully reflect."""
+        kept = self.holding(csci_id, collected_at)
         if len(kept) == len(self.pending.get(csci_id, ())):
             return self
         pending = dict(self.pending)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence, ValuesView
 from dataclasses import replace
+from typing import Any
 
 from controller.selection.dispatch import Dispatch, DispatchAccounting, Key, backlog, pending_keys
 from controller.selection.mapping.values import Distribution, Metadata
@@ -38,6 +39,15 @@ class HeldWith(Mapping[Key, StateElementView]):
         if key in self._keys:
             return self._added
         return self._base[key]
+
+    def get(self, key: Key, default: Any = None) -> Any:
+        """The element view held for ``key``, else ``default`` (without raising)."""
+        if key in self._keys:
+            return self._added
+        return self._base.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys or key in self._base
 
     def __iter__(self) -> Iterator[Key]:
         yield from self._base
@@ -76,23 +86,24 @@ def _queue(
 
 def accounted_view(
     view: ResourceView,
-    dispatches: Sequence[Dispatch],
+    queued: Sequence[Dispatch],
+    holding: Sequence[Dispatch],
     now: Timestamp,
     settings: DispatchAccounting,
 ) -> ResourceView:
-    """``view`` with the selections not yet reported counted in (unchanged when disabled or
-    when there are none)."""
-    if not settings.enabled or not dispatches:
+    """``view`` with the selections not yet reported counted in: the work of ``queued``
+    (those after the view's load was collected) and the elements of ``holding`` (those whose
+    work was not done when its state was collected); unchanged when disabled or both are
+    empty."""
+    if not settings.enabled or not (queued or holding):
         return view
     queue = view.queue_delay
-    if queue is not None:
-        queue = _queue(queue, dispatches, now, settings)
-    keys = pending_keys(dispatches)
+    if queue is not None and queued:
+        queue = _queue(queue, queued, now, settings)
+    keys = pending_keys(holding)
     state = view.state
     if keys:
         meta = Metadata(now, math.inf, SourceId("c-ps"), Confidence.ESTIMATED)
-        if queue is not None:
-            meta = queue.meta
         added = StateElementView(Presence.PRESENT, meta, ResidencyTier.ACCELERATOR_MEMORY)
         state = HeldWith(view.state, keys, added)
     return replace(view, queue_delay=queue, state=state)
