@@ -10,8 +10,8 @@ from pathlib import Path
 
 from controller import __version__
 from controller.demo.cli import add_parsers as add_demo_parsers
-from controller.evaluate.cli import add_parsers as add_evaluate_parsers
 from controller.errors import CatsError
+from controller.evaluate.cli import add_parsers as add_evaluate_parsers
 from controller.model import Encoding, InstanceKind, ModelError, Schema
 
 

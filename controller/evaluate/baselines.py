@@ -91,9 +91,13 @@ class LeastLoaded:
 
 
 class Oracle:
-    """The smallest true TTFT at the instant of decision."""
+    """The smallest true TTFT at the instant of decision; ``predicted`` keeps, per request,
+    the TTFT it expected."""
 
     name = "oracle"
+
+    def __init__(self) -> None:
+        self.predicted: dict[int, float] = {}
 
     def channels(self, settings: RunSettings) -> Sequence[ChannelSpec]:
         return ()
@@ -107,6 +111,7 @@ class Oracle:
             ttft = start + server.prefill_time(request, cached) + rtt / 2 - now
             if ttft < best_ttft:
                 best, best_ttft = server.instance.index, ttft
+        self.predicted[request.index] = best_ttft
         return Decision(best)
 
     def observe(self, event: int, job: Job, world: World) -> None:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from controller.evaluate.cache import CacheMirror
 from controller.evaluate.engine import Decision, RunSettings, World
 from controller.evaluate.policyfile import CpsPolicy
-from controller.evaluate.reporting import ChannelSpec, Sample, stale
+from controller.evaluate.reporting import ChannelSpec, Sample, freshness
 from controller.evaluate.server import Job
 from controller.evaluate.trace import Request
 from controller.evaluate.views import (
@@ -67,10 +67,6 @@ from controller.selection.mapping.vocabulary import ElementClass, Trigger, Value
 from controller.types import CommitmentId, CsciId, ForwarderId, SessionId
 
 CPS = "cps"
-FRESHNESS_INTERVALS = 3
-FRESHNESS_DELAY = 1.0
-"""The freshness bound a C-SMA gives its values: three reporting intervals and a second of
-delivery (a value older than that has missed reports, 7.4)."""
 NST_REFRESH = 10.0
 """Seconds between two C-NMA reports of the path delays."""
 ESTIMATE = 1.0
@@ -110,16 +106,19 @@ class _Held:
             self.nst_at = now
         accounting = self.policy.update.dispatch
         lifetime = float(self.policy.update.lifetime)
+        channel = world.channels[CPS]
         entries: list[CstEntry] = []
         for instance in topology.instances:
-            sample = world.held(CPS, instance.index)
+            index = instance.index
+            sample = channel.held[index]
             if sample is None:
                 continue
-            cached = self.entries.get(instance.index)
-            if cached is None or cached[0] is not sample:
-                cached = (sample, cst_entry(instance, sample, ESTIMATE, lifetime))
-                self.entries[instance.index] = cached
-                synced = world.channels[CPS].synced[instance.index]
+            expiry = channel.refreshed(index, now) + lifetime
+            cached = self.entries.get(index)
+            if cached is None or cached[0] is not sample or cached[1].expiry != expiry:
+                cached = (sample, cst_entry(instance, sample, ESTIMATE, expiry))
+                self.entries[index] = cached
+                synced = channel.synced[index]
                 self.ledger = self.ledger.pruned(csci(instance), min(sample.at, synced))
             pending = self.ledger.since(csci(instance), sample.at)
             entries.append(accounted_entry(cached[1], pending, now, accounting))
@@ -176,17 +175,14 @@ class CatsJsa:
 
     def decide(self, request: Request, ingress: int, world: World) -> Decision:
         outcome = self._held.explain(ingress, world)
-        held = [world.held(CPS, i.index) for i in world.topology.instances]
         chosen = _index(world, outcome.csci_id)
         if chosen is None:
             chosen = _nearest(world, ingress)
         arrives = world.now + world.rtt[ingress][chosen] / 2
         self._held.dispatched(world, ingress, chosen, Dispatch(arrives))
-        return Decision(
-            chosen,
-            estimated=bool(outcome.estimated),
-            stale=stale(held[chosen], world.now, world.settings.interval),
-        )
+        heard = world.channels[CPS].refreshed(chosen, world.now)
+        outdated = world.now - heard > freshness(world.settings.interval)
+        return Decision(chosen, estimated=bool(outcome.estimated), stale=outdated)
 
     def observe(self, event: int, job: Job, world: World) -> None:
         return None
@@ -200,7 +196,7 @@ class Cats:
         self._held = _Held(policy)
         self._policy = Policy(policy.context)
         self._mirrors: list[CacheMirror] = []
-        self._views: dict[int, tuple[object, int, ResourceView]] = {}
+        self._views: dict[int, tuple[tuple[Sample, float, int], ResourceView]] = {}
         self._paths: dict[tuple[int, int], tuple[ResourceView, ResourceView]] = {}
         self._sessions: dict[int, tuple[CsciId, float, int]] = {}
         self._elements: dict[tuple[int, int], WorkingSetElement] = {}
@@ -212,15 +208,17 @@ class Cats:
         """The view of an instance from its last report and the C-SMA's state view, with the
         path from ``ingress``; rebuilt only when one of them changed."""
         mirror = self._mirrors[index]
-        mirror.advance(world.channels[CPS].synced[index])
+        channel = world.channels[CPS]
+        mirror.advance(channel.synced[index])
+        asserted = channel.refreshed(index, world.now)
         cached = self._views.get(index)
-        if cached is None or cached[0] is not sample or cached[1] != mirror.version:
-            freshness = FRESHNESS_INTERVALS * world.settings.interval + FRESHNESS_DELAY
+        if cached is None or cached[0] != (sample, asserted, mirror.version):
             instance = world.topology.instances[index]
-            base = resource_view(instance, sample, mirror, world.topology, freshness)
-            cached = (sample, mirror.version, base)
+            bound = freshness(world.settings.interval)
+            base = resource_view(instance, (sample, asserted), mirror, world.topology, bound)
+            cached = ((sample, asserted, mirror.version), base)
             self._views[index] = cached
-        base = cached[2]
+        base = cached[1]
         known = self._paths.get((index, ingress))
         if known is None or known[0] is not base:
             instance = world.topology.instances[index]
@@ -283,7 +281,7 @@ class Cats:
                 candidates.append(Candidate(report.csci_id, view))
         position, trigger = self._position(request)
         chosen: int | None = None
-        estimated = False
+        estimated = outdated = False
         work = wait = None
         if candidates:
             evaluation = evaluate(
@@ -298,10 +296,11 @@ class Cats:
                 if selected.scored is not None:
                     work = selected.scored.valuation.storage
                     wait = selected.scored.valuation.computing
-                estimated = any(
-                    q.csci_id == evaluation.selected and q.condition is ValueCondition.ESTIMATED
-                    for q in evaluation.qualified
-                )
+                conditions = {
+                    q.condition for q in evaluation.qualified if q.csci_id == evaluation.selected
+                }
+                estimated = ValueCondition.ESTIMATED in conditions
+                outdated = ValueCondition.STALE in conditions
         if chosen is None:
             chosen = _nearest(world, ingress)
         csci_id = csci(world.topology.instances[chosen])
@@ -312,11 +311,7 @@ class Cats:
         keys = frozenset(key(block) for block in request.blocks)
         done = arrives + (wait or 0.0) + (work or 0.0)
         held_state.dispatched(world, ingress, chosen, Dispatch(arrives, work, keys, done))
-        return Decision(
-            chosen,
-            estimated=estimated,
-            stale=stale(held[chosen], world.now, world.settings.interval),
-        )
+        return Decision(chosen, estimated=estimated, stale=outdated)
 
     def observe(self, event: int, job: Job, world: World) -> None:
         return None

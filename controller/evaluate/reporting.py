@@ -72,10 +72,20 @@ def observe(server: Server, now: float, window: float) -> Sample:
     )
 
 
+FRESHNESS_INTERVALS = 3
+FRESHNESS_DELAY = 1.0
+
+
+def freshness(interval: float) -> float:
+    """The freshness bound a C-SMA gives its values: three reporting intervals and a second
+    of delivery (agent draft 7.4); a value older than that missed reports."""
+    return FRESHNESS_INTERVALS * interval + FRESHNESS_DELAY
+
+
 def stale(held: Sample | None, now: float, interval: float) -> bool:
-    """A decision on ``held`` used a stale value: none held, or older than two intervals (a
-    newer sample was suppressed by the thresholds or has not arrived)."""
-    return held is None or now - held.at > 2 * interval
+    """A decision on ``held`` used a stale value: none held, or one past its freshness bound
+    (later samples were held back by the thresholds, or have not arrived)."""
+    return held is None or now - held.at > freshness(interval)
 
 
 def _entry(sample: Sample, computing_time: float) -> CstEntry:
@@ -115,6 +125,14 @@ class Channel:
             return True
         self.suppressed += 1
         return False
+
+    def refreshed(self, index: int, now: float) -> float:
+        """When the decider last heard of ``index``: its newest sample, or the C-SMA's last
+        heartbeat (sent every ``heartbeat`` s, received a delay later; never lost here)."""
+        held = self.held[index]
+        beats = math.floor((now - self.delays[index]) / self.spec.heartbeat)
+        last = beats * self.spec.heartbeat if beats >= 0 else -math.inf
+        return max(last, -math.inf if held is None else held.at)
 
     def deliver(self, sample: Sample, *, sent: bool) -> None:
         """A sample's time reaches the decider: the state view (never held back by thresholds)

@@ -76,8 +76,9 @@ class Server:
             return None
         job = self.queue.popleft()
         blocks = job.request.blocks
-        held = max(self.cache.prefix(blocks), job.fetched)
-        self.cache.touch(blocks[:held])
+        local = self.cache.prefix(blocks)
+        self.cache.touch(blocks[:local])
+        held = max(local, job.fetched)
         job.cached = held
         job.start = now
         job.end = now + self.prefill_time(job.request, held)

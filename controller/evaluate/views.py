@@ -87,9 +87,9 @@ def csci(instance: Instance) -> CsciId:
     return CsciId(instance.name)
 
 
-def cst_entry(instance: Instance, sample: Sample, estimate: float, lifetime: float) -> CstEntry:
+def cst_entry(instance: Instance, sample: Sample, estimate: float, expiry: float) -> CstEntry:
     """The CST entry of an instance from its last report (the C-SMA's estimate when nothing
-    was measured yet, marked estimated)."""
+    was measured yet, marked estimated), alive until ``expiry``."""
     measured = sample.computing_time
     value = estimate if measured is None else measured
     return CstEntry(
@@ -98,7 +98,7 @@ def cst_entry(instance: Instance, sample: Sample, estimate: float, lifetime: flo
         sample.gas,
         from_us(round(value * 1e6)),
         sample.at,
-        sample.at + lifetime,
+        expiry,
         egress=ForwarderId(instance.site),
         site=instance.site,
         region=instance.region,
@@ -127,16 +127,18 @@ def _flat(value: float, meta: Metadata) -> Distribution:
 
 def resource_view(
     instance: Instance,
-    sample: Sample,
+    sample: tuple[Sample, float],
     state: CacheMirror,
     topology: Topology,
     freshness: float,
 ) -> ResourceView:
     """The resource view of an instance without its paths (they depend on the ingress):
-    the values of its last report, the blocks of the C-SMA's state view ``state``."""
+    the values of its last report, vouched for until the C-SMA's last heartbeat (a later
+    time), and the blocks of the C-SMA's state view ``state``."""
+    values, asserted = sample
     synced = state.as_of
     source = SourceId(f"c-sma-{instance.site}")
-    reported = Metadata(sample.at, freshness, source)
+    reported = Metadata(asserted, freshness, source)
     static = Metadata(synced, math.inf, source)
     held = Metadata(synced, freshness, source)
     kv_bytes = instance.spec.kv_blocks * topology.block_bytes
@@ -148,7 +150,7 @@ def resource_view(
     )
     return ResourceView(
         accelerator=Accelerator(static, memory_free=kv_bytes, memory_headroom=kv_bytes),
-        queue_delay=_flat(sample.waiting, reported),
+        queue_delay=_flat(values.waiting, reported),
         token_rate=TokenRate(static, instance.spec.prefill_rate, instance.spec.decode_rate),
         step_latency=_flat(0.0, static),
         artifact=Artifact(static, resident=True),

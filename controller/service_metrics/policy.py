@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from controller.selection.dispatch import DispatchAccounting
 from controller.selection.joint import (
     Bounds,
     FallbackPolicy,
@@ -34,7 +35,6 @@ from controller.selection.joint import (
     Weights,
     from_ms,
 )
-from controller.selection.dispatch import DispatchAccounting
 from controller.selection.joint.requirement import DEFAULT_RELAXATION
 from controller.types import Json
 
