@@ -133,12 +133,13 @@ def resource_view(
     freshness: float,
 ) -> ResourceView:
     """The resource view of an instance without its paths (they depend on the ingress):
-    the values of its last report, vouched for until the C-SMA's last heartbeat (a later
-    time), and the blocks of the C-SMA's state view ``state``."""
+    the values of its last report (collected then, and vouched for by the C-SMA's heartbeats
+    until ``asserted``: their freshness bound runs from there), and the blocks of the C-SMA's
+    state view ``state``."""
     values, asserted = sample
     synced = state.as_of
     source = SourceId(f"c-sma-{instance.site}")
-    reported = Metadata(asserted, freshness, source)
+    reported = Metadata(values.at, asserted - values.at + freshness, source)
     static = Metadata(synced, math.inf, source)
     held = Metadata(synced, freshness, source)
     kv_bytes = instance.spec.kv_blocks * topology.block_bytes

@@ -117,10 +117,10 @@ def backlog(
     queue = reported
     last = collected_at
     for dispatch in sorted(dispatches, key=lambda d: d.at):
-        at = min(dispatch.at, now)
+        at = max(last, min(dispatch.at, now))
         queue = max(0.0, queue - (at - last)) + work_of(dispatch, settings)
-        last = max(last, at)
-    return max(0.0, queue - (now - last))
+        last = at
+    return max(0.0, queue - max(0.0, now - last))
 
 
 def pending_keys(dispatches: Iterable[Dispatch]) -> frozenset[Key]:

@@ -86,3 +86,9 @@ def test_nothing_changes_when_accounting_is_off_or_nothing_is_pending() -> None:
     view = _view()
     assert accounted_view(view, [Dispatch(11.0, 0.5)], [], 12.0, DispatchAccounting()) is view
     assert accounted_view(view, [], [], 12.0, ON) is view
+
+
+def test_a_selection_reflected_before_the_report_never_grows_the_queue_backwards() -> None:
+    # A dispatch that arrived before the report counts from the report on, in full.
+    assert backlog(1.0, 5.0, [Dispatch(4.0, 0.5)], 5.0, ON) == pytest.approx(1.5)
+    assert backlog(1.0, 5.0, [Dispatch(4.0, 0.5)], 6.0, ON) == pytest.approx(0.5)
