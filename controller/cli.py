@@ -138,8 +138,9 @@ def _add_agents(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     from agents.forwarder.cli import add_parsers as add_forwarder  # noqa: PLC0415
     from agents.gateway.cli import add_parsers as add_gateway  # noqa: PLC0415
     from agents.sci.cli import add_parsers as add_sci  # noqa: PLC0415
+    from agents.service_instance.cli import add_parsers as add_instance  # noqa: PLC0415
 
-    for add in (add_cnma, add_csma, add_forwarder, add_gateway, add_sci):
+    for add in (add_cnma, add_csma, add_forwarder, add_gateway, add_sci, add_instance):
         add(commands)
 
 

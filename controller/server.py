@@ -51,6 +51,7 @@ from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
+from controller.types import DataPath
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -81,7 +82,7 @@ class ReadOnlyGroups:
 
     groups: frozenset[str]
 
-    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+    def __call__(self, principal: Principal, access: Access, path: DataPath) -> bool:
         del path
         return access not in _WRITES or self.groups.isdisjoint(principal.groups)
 
@@ -165,7 +166,7 @@ def seed_running(core: Core, init_data: Path) -> Revision:
     text = init_data.read_text(encoding="utf-8")
     LOG.info("seeding running from %s", init_data)
     return core.edit(
-        DatastoreName.RUNNING, [Edit(EditOperation.REPLACE, "/", text, encoding)], SYSTEM
+        DatastoreName.RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)], SYSTEM
     )
 
 
@@ -178,11 +179,13 @@ class Application:
         self.schema = server_schema(settings.yang_dirs)
         listen = settings.listen
         registrations = Registrations()
-        registrations.state[f"/{MONITORING}"] = lambda: monitoring_state(
+        registrations.state[DataPath(f"/{MONITORING}")] = lambda: monitoring_state(
             self.core.streams(), listen.base_url
         )
         self.netconf: NetconfParts | None = None
-        registrations.state["/ietf-netconf-monitoring:netconf-state"] = self._netconf_state
+        registrations.state[DataPath("/ietf-netconf-monitoring:netconf-state")] = (
+            self._netconf_state
+        )
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         self.hosted = installer(
             registrations, Host(settings, lambda: self.core, self._publish_notification)

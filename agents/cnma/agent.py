@@ -22,11 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents.cnma import forwarding, report
-from agents.cnma.client import RefusedError, Transport, UnreachableError
 from agents.cnma.config import CnmaConfig, load_config
-from agents.cnma.fields import ConfigError
 from agents.cnma.paths import PathKey, PathMetrics, endpoint_costs, network_service_table
 from agents.cnma.probe import Measurement, Probe, apply, measure
+from agents.common.config import ConfigError
+from agents.common.restconf import RefusedError, Transport, UnreachableError
 from agents.common.sequence import SequenceStore
 from controller.selection.units import Micros
 

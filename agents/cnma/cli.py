@@ -10,33 +10,32 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.common.cli import add_login_arguments, password_flag
+
 if TYPE_CHECKING:
-    from agents.cnma.client import Transport
     from agents.cnma.config import CnmaConfig
+    from agents.common.restconf import Transport
 
 
 def _connect(config: CnmaConfig) -> Transport:
     """RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF address."""
     if config.cps.netconf is not None:
-        from agents.cnma.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
+        from agents.common.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
 
         return NetconfTransport(config.cps, config.cps.netconf)
-    from agents.cnma.client import RestconfTransport  # noqa: PLC0415
+    from agents.common.restconf import RestconfTransport  # noqa: PLC0415
 
     return RestconfTransport(config.cps)
 
 
 def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
-    from agents.cnma.config import read_password, with_overrides  # noqa: PLC0415
+    from agents.cnma.config import with_overrides  # noqa: PLC0415
 
-    password = None
-    if args.password_file is not None:
-        password = read_password(args.password_file, "--password-file")
     return with_overrides(
         config,
         url=args.cps_url,
         username=args.username,
-        password=password,
+        password=password_flag(args.password_file),
         heartbeat=args.heartbeat,
     )
 
@@ -44,13 +43,10 @@ def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
 def _cmd_cnma(args: argparse.Namespace) -> int:
     """Load and validate the configuration, then report until SIGTERM or SIGINT."""
     from agents.cnma.agent import Agent, reload_config  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.common.sequence import SequenceStore  # noqa: PLC0415
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     if not args.verbose:  # ncclient logs every message it sends at INFO
         logging.getLogger("ncclient").setLevel(logging.WARNING)
     load = reload_config(args.config, functools.partial(_overrides, args))
@@ -91,11 +87,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="DIR",
         help="where the report sequence number persists (default ./cnma-state)",
     )
-    cnma.add_argument("--cps-url", metavar="URL", help="RESTCONF root of the C-PS")
-    cnma.add_argument("--username", metavar="USER", help="the C-NMA's user at the C-PS")
-    cnma.add_argument(
-        "--password-file", type=Path, metavar="FILE", help="first line: the C-NMA's password"
-    )
+    add_login_arguments(cnma, "C-NMA")
     cnma.add_argument(
         "--heartbeat", type=float, metavar="SECONDS", help="interval of the full reports"
     )

@@ -14,14 +14,14 @@ from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.fields import ConfigError, Table, load_document
 from agents.cnma.paths import AdminGroupRule, JitterRule, PathMetric, PathPolicy
 from agents.cnma.probe import Probe
 from agents.cnma.topology import Topology
 from agents.cnma.topology_config import read_probes, read_topology
+from agents.common.config import ConfigError, Table, load_document
+from agents.common.cps import CpsSettings, parse_cps
 from controller.selection.units import Micros
 
-DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"
 ZERO = Micros(0)
 
 
@@ -61,18 +61,6 @@ class Reporting:
 
 
 @dataclass(frozen=True, slots=True)
-class CpsSettings:
-    """Where the C-PS is and who the C-NMA is to it (RESTCONF with HTTP basic auth, or
-    NETCONF over SSH with the same user and password when ``netconf`` is set)."""
-
-    url: str = DEFAULT_CPS_URL
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    timeout: float = 5.0
-    netconf: tuple[str, int] | None = None  # host, port: report over NETCONF instead
-
-
-@dataclass(frozen=True, slots=True)
 class CnmaConfig:
     """The whole configuration."""
 
@@ -87,41 +75,6 @@ class CnmaConfig:
     def source(self) -> str:
         """The C-NMA's name: ``name``, else the C-PS user name, else ``c-nma``."""
         return self.name or self.cps.username or "c-nma"
-
-
-def read_password(path: Path, where: str) -> str:
-    """The first line of a password file."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError.at(where, f"cannot read password file {path}: {exc.strerror}") from exc
-    if not lines or not lines[0]:
-        raise ConfigError.at(where, f"password file {path} is empty")
-    return lines[0]
-
-
-def parse_cps(table: Table, base: Path, *, netconf: bool = True) -> CpsSettings:
-    """The ``[cps]`` table of an agent: the C-PS's RESTCONF root, the agent's login (a
-    password, or a password file relative to ``base``), the timeout and, where the agent
-    speaks it (``netconf``), a NETCONF endpoint."""
-    names = ["url", "username", "password", "password-file", "timeout"]
-    table.allow(*names, *(["netconf"] if netconf else []))
-    if "password" in table.values and "password-file" in table.values:
-        raise table.error("password-file", "give password or password-file, not both")
-    password = table.text("password", None)
-    if "password-file" in table.values:
-        name = table.text("password-file")
-        password = read_password(base / name, f"{table.file}: {table.key('password-file')}")
-    url = table.text("url", DEFAULT_CPS_URL)
-    if not url.startswith(("http://", "https://")):
-        raise table.error("url", f"expected an http:// or https:// RESTCONF root, got {url!r}")
-    return CpsSettings(
-        url.rstrip("/"),
-        table.text("username", None),
-        password,
-        table.seconds("timeout", 5.0),
-        table.endpoint("netconf") if "netconf" in table.values else None,
-    )
 
 
 def _thresholds(table: Table) -> Thresholds:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from agents.cnma.fields import Table
 from agents.cnma.probe import Probe, ProbeMethod, ProbeUse
 from agents.cnma.topology import Candidate, Endpoint, EndpointKind, Link, Node, Role, Topology
+from agents.common.config import Table
 from controller.selection.units import Micros
 from controller.types import CsciId, ForwarderId, Prefix
 
@@ -36,9 +36,21 @@ def _admin_group(table: Table) -> int:
 
 def _link(table: Table, nodes: set[str]) -> list[Link]:
     table.allow(
-        "from", "to", "delay", "jitter", "bandwidth", "loss", "te-metric", "igp-metric",
-        "admin-group", "color", "min-delay", "max-delay", "anomalous", "bidirectional",
-    )  # fmt: skip
+        "from",
+        "to",
+        "delay",
+        "jitter",
+        "bandwidth",
+        "loss",
+        "te-metric",
+        "igp-metric",
+        "admin-group",
+        "color",
+        "min-delay",
+        "max-delay",
+        "anomalous",
+        "bidirectional",
+    )
     ends = [table.forwarder("from"), table.forwarder("to")]
     for name, end in zip(("from", "to"), ends, strict=True):
         if end not in nodes:

@@ -3,18 +3,24 @@
 :class:`Signals` is what the handlers set; :func:`install_handlers` binds them and
 :func:`serve_until_stopped` waits on them, calling ``reload`` for each SIGHUP. A reload that
 fails with a configuration error keeps the running configuration and logs the items.
+:func:`server_settings` are the settings of an agent that is itself a model-driven server
+(controller.app: the C-SMA, the forwarder).
 """
 
 from __future__ import annotations
 
 import logging
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
 
-from controller.errors import CatsError
+from agents.common.config import ConfigError
+from controller.netconf.server import NetconfSettings
+from controller.restconf.server import ListenSettings
+from controller.server import ServeSettings
 
 LOG = logging.getLogger("agents")
 POLL_S = 0.2
@@ -28,6 +34,35 @@ class Signals:
     reload: threading.Event = field(default_factory=threading.Event)
 
 
+class Listeners(Protocol):
+    """Where an agent's model-driven server listens (its ``[server]`` table)."""
+
+    @property
+    def address(self) -> str:
+        """The address of both listeners."""
+        ...
+
+    @property
+    def restconf_port(self) -> int:
+        """The RESTCONF port."""
+        ...
+
+    @property
+    def netconf_port(self) -> int:
+        """The NETCONF port."""
+        ...
+
+
+def server_settings(state_dir: Path, server: Listeners) -> ServeSettings:
+    """An agent's model-driven server: RESTCONF and NETCONF where ``server`` says, running
+    kept in ``state_dir``."""
+    return ServeSettings(
+        state_dir,
+        listen=ListenSettings(address=server.address, port=server.restconf_port),
+        netconf=NetconfSettings(address=server.address, port=server.netconf_port),
+    )
+
+
 def install_handlers(signals: Signals) -> None:
     """SIGTERM and SIGINT set ``stop``; SIGHUP sets ``reload``."""
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -35,25 +70,19 @@ def install_handlers(signals: Signals) -> None:
     signal.signal(signal.SIGHUP, lambda *_: signals.reload.set())
 
 
-def configure_logging(*, verbose: bool) -> None:
-    """Log to stderr (DESIGN.md: every process logs to stderr)."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-
-
-def serve_until_stopped(signals: Signals, reload: Callable[[], None] | None = None) -> None:
-    """Wait for ``stop``; on each ``reload`` signal call ``reload`` (errors are logged)."""
+def serve_until_stopped(
+    signals: Signals, reload: Callable[[], None] | None = None, *, log: logging.Logger = LOG
+) -> None:
+    """Wait for ``stop``; on each ``reload`` signal call ``reload``; a configuration error it
+    raises is logged to ``log`` (the agent's logger) and the running configuration kept."""
     while not signals.stop.is_set():
         if signals.reload.wait(POLL_S):
             signals.reload.clear()
             if reload is None:
-                LOG.info("SIGHUP: nothing to reload")
+                log.info("SIGHUP: nothing to reload")
                 continue
             try:
                 reload()
-            except CatsError as exc:
+            except ConfigError as exc:
                 for item in exc.items:
-                    LOG.error("reload refused, configuration kept: %s", item)
+                    log.error("reload refused, configuration kept: %s", item)

@@ -4,32 +4,26 @@ from __future__ import annotations
 
 import argparse
 import functools
-import logging
-import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agents.common.cli import (
+    add_login_arguments,
+    listen_address,
+    password_flag,
+    run_until_signalled,
+)
 
 if TYPE_CHECKING:
     from agents.csma.config import CsmaConfig
 
 
-def _listen(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:  # noqa: PLR2004
-        raise argparse.ArgumentTypeError(f"expected ADDR:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
-
-
 def _overrides(args: argparse.Namespace, config: CsmaConfig) -> CsmaConfig:
     from dataclasses import replace  # noqa: PLC0415
 
-    from agents.cnma.config import read_password  # noqa: PLC0415
     from agents.csma.config import with_overrides  # noqa: PLC0415
 
-    password = None
-    if args.password_file is not None:
-        password = read_password(args.password_file, "--password-file")
     server = config.server
     if args.listen is not None:
         server = replace(server, address=args.listen[0], restconf_port=args.listen[1])
@@ -42,7 +36,7 @@ def _overrides(args: argparse.Namespace, config: CsmaConfig) -> CsmaConfig:
         state_dir=args.state_dir,
         url=args.cps_url,
         username=args.username,
-        password=password,
+        password=password_flag(args.password_file),
         heartbeat=args.heartbeat,
         server=server,
     )
@@ -56,33 +50,16 @@ def _load(args: argparse.Namespace) -> CsmaConfig:
 
 def _cmd_csma(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve and report until SIGTERM or SIGINT."""
-    import threading  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
+    from agents.csma.agent import run_csma  # noqa: PLC0415
 
-    from agents.csma.agent import Signals, run_csma  # noqa: PLC0415
-
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     load = functools.partial(_load, args)
     config = load()  # a ConfigError here ends catsctl with the items (controller/cli.py)
     if args.check:
         print(f"{args.config}: valid C-SMA configuration ({config.name})", file=sys.stderr)
         return 0
-    signals = Signals(threading.Event(), threading.Event())
-
-    def on_stop(*_: Any) -> None:
-        signals.stop.set()
-
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, lambda *_: signals.reload.set())
-    try:
-        return run_csma(load, signals)
-    except OSError as exc:  # a port in use, an unwritable state directory
-        print(f"catsctl csma: {exc}", file=sys.stderr)
-        return 1
+    return run_until_signalled("csma", functools.partial(run_csma, load))
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -98,13 +75,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     csma.add_argument(
         "--state-dir", type=Path, metavar="DIR", help="server state and report sequence numbers"
     )
-    csma.add_argument("--cps-url", metavar="URL", help="RESTCONF root of the C-PS")
-    csma.add_argument("--username", metavar="USER", help="the C-SMA's user at the C-PS")
+    add_login_arguments(csma, "C-SMA")
     csma.add_argument(
-        "--password-file", type=Path, metavar="FILE", help="first line: the C-SMA's password"
-    )
-    csma.add_argument(
-        "--listen", type=_listen, metavar="ADDR:PORT", help="RESTCONF address and port"
+        "--listen", type=listen_address, metavar="ADDR:PORT", help="RESTCONF address and port"
     )
     csma.add_argument("--restconf-port", type=int, metavar="PORT")
     csma.add_argument("--netconf-port", type=int, metavar="PORT", help="0 turns NETCONF off")

@@ -18,8 +18,8 @@ from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.config import CpsSettings, parse_cps
-from agents.cnma.fields import ConfigError, Table, load_document
+from agents.common.config import ConfigError, Table, load_document
+from agents.common.cps import CpsSettings, parse_cps
 from agents.csma.config_state import (
     InstanceConfig,
     Role,

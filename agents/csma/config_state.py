@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.fields import Table
+from agents.common.config import Table
+from agents.common.logins import read_password_hash
 from agents.csma.reservations import Policy
 from agents.csma.stateview import Element, Presence
-from controller.auth import hash_password
 from controller.types import CsciId, CsId, ReuseKey, TenantId
 
 RESIDENCY = frozenset({"accelerator-memory", "host-memory", "local-storage", "remote-store"})
@@ -37,7 +36,6 @@ CLASSES = frozenset(
         "long-term-memory",
     }
 )
-_CRYPT = re.compile(r"\$[0-9a-z]+(\$[^$\s]+)+")
 
 
 class Role(StrEnum):
@@ -100,16 +98,8 @@ def _strings(table: Table, name: str) -> frozenset[str]:
 def _user(table: Table, base: Path) -> UserConfig:
     del base
     table.allow("name", "password", "password-hash", "role", "csci-id")
-    if ("password" in table.values) == ("password-hash" in table.values):
-        raise table.error("password", "give exactly one of password and password-hash")
-    if "password-hash" in table.values:
-        hashed: str = table.text("password-hash")
-        if not _CRYPT.fullmatch(hashed):
-            raise table.error("password-hash", "expected a crypt hash ($6$...)")
-        secret = hashed
-    else:
-        password: str = table.text("password")
-        hashed, secret = hash_password(password), fingerprint(password)
+    hashed, password = read_password_hash(table)
+    secret = hashed if password is None else fingerprint(password)
     return UserConfig(
         table.text("name"), hashed, table.choice("role", Role), _strings(table, "csci-id"), secret
     )
@@ -134,9 +124,17 @@ def _identity(table: Table, name: str, allowed: frozenset[str]) -> str | None:
 
 def _element(table: Table, csci: CsciId, now: float) -> Element:
     table.allow(
-        "tenant", "reuse-key", "presence", "residency", "element-class", "size", "age",
-        "retention", "retrieval-cost", "recompute-cost",
-    )  # fmt: skip
+        "tenant",
+        "reuse-key",
+        "presence",
+        "residency",
+        "element-class",
+        "size",
+        "age",
+        "retention",
+        "retrieval-cost",
+        "recompute-cost",
+    )
     presence = table.choice("presence", Presence, Presence.PRESENT)
     present = presence is Presence.PRESENT
     for held_only in ("residency", "age", "retention"):

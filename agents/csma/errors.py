@@ -1,4 +1,8 @@
-"""Errors of the C-SMA layer (one subclass of the project's root error, STYLE 7)."""
+"""Errors of the C-SMA layer.
+
+One subclass of the project's root error, :class:`controller.errors.CatsError`, per layer
+(docs/architecture.md).
+"""
 
 from __future__ import annotations
 

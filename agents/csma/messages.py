@@ -9,11 +9,11 @@ from __future__ import annotations
 from agents.common.clock import date_and_time, epoch
 from agents.csma.reservations import Answer, ReleaseRequest, ReserveRequest, Wanted
 from agents.csma.stateview import MODULE, StateQuery
-from controller.types import CsciId, Json, ReservationId, ReuseKey, SessionId, TenantId
+from controller.types import CsciId, Json, ReservationId, ReuseKey, SchemaPath, SessionId, TenantId
 
-QUERY_STATE = f"/{MODULE}:query-state"
-RESERVE_STATE = f"/{MODULE}:reserve-state"
-RELEASE_STATE = f"/{MODULE}:release-state"
+QUERY_STATE = SchemaPath(f"/{MODULE}:query-state")
+RESERVE_STATE = SchemaPath(f"/{MODULE}:reserve-state")
+RELEASE_STATE = SchemaPath(f"/{MODULE}:release-state")
 
 
 def _identity(value: object) -> str | None:

@@ -12,11 +12,11 @@ from decimal import Decimal
 
 from agents.csma.thresholds import Plan, ReportType
 from agents.csma.values import MS, Entry, SciMetrics, sci_health
-from controller.types import CsciId, CsId, Json
+from controller.types import CsciId, CsId, Json, SchemaPath
 
 MODULE = "ietf-cats-service-metrics"
 OPERATION = "report-service-metrics"
-SCI_RPC = "/ietf-cats-sci:report-sci-metrics"
+SCI_RPC = SchemaPath("/ietf-cats-sci:report-sci-metrics")
 
 
 def rfc3339(at: datetime) -> str:

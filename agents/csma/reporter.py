@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from agents.cnma.client import RefusedError, Transport, UnreachableError
+from agents.common.restconf import RefusedError, Transport, UnreachableError
 from agents.common.sequence import SequenceStore
 from agents.csma.config import Reporting
 from agents.csma.report import MODULE, OPERATION, service_report

@@ -11,7 +11,6 @@ behind one lock; the decisions are the pure functions of the sibling modules.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -19,8 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agents.cnma.client import RestconfTransport, Transport
 from agents.common.clock import date_and_time
+from agents.common.logins import seed_logins
+from agents.common.restconf import RestconfTransport, Transport
 from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
@@ -28,21 +28,12 @@ from agents.csma.errors import refused
 from agents.csma.report import SCI_RPC, freshness_seconds, sci_metrics
 from agents.csma.reporter import Reporter
 from agents.csma.values import Entry, EntryKey
-from controller.datastore.api import (
-    SYSTEM,
-    DatastoreName,
-    Edit,
-    EditOperation,
-    Principal,
-    Registrations,
-)
-from controller.model import Encoding
+from controller.datastore.api import Principal, Registrations
 from controller.server import Host, Hosted, Installer
-from controller.types import CsciId, Json
+from controller.types import CsciId, DataPath, Json
 
 LOG = logging.getLogger("agents.csma")
-AUTH_PATH = "/ietf-system:system/authentication"
-STATE_PATH = f"/{stateview.MODULE}:agent-selection"
+STATE_PATH = DataPath(f"/{stateview.MODULE}:agent-selection")
 SWEEP_S = 0.2
 
 
@@ -101,8 +92,12 @@ class CsmaService:
         ]
         for thread in self._threads:
             thread.start()
-        LOG.info("c-sma %s of site %s reporting to %s", self.config.name, self.config.site,
-                 self.config.cps.url)  # fmt: skip
+        LOG.info(
+            "c-sma %s of site %s reporting to %s",
+            self.config.name,
+            self.config.site,
+            self.config.cps.url,
+        )
 
     def close(self) -> None:
         """Stop the threads (the servers no longer call in)."""
@@ -134,10 +129,7 @@ class CsmaService:
         LOG.info("configuration reloaded")
 
     def _seed_users(self) -> None:
-        users = [{"name": u.name, "password": u.password_hash} for u in self.config.users]
-        document = json.dumps({"ietf-system:authentication": {"user": users}})
-        edit = Edit(EditOperation.REPLACE, AUTH_PATH, document, Encoding.JSON)
-        self._host.core().edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        seed_logins(self._host.core(), self.config.users)
 
     # -- the site's entries and the sweeper ------------------------------------------------
 
@@ -164,8 +156,10 @@ class CsmaService:
                 "entry (%s, %s) withheld: no Computing Time measured yet and no estimate "
                 "configured (reporting.computing-time-estimate or "
                 "reporting.computing-time-estimates.%s)",
-                cs_id, csci_id, cs_id,
-            )  # fmt: skip
+                cs_id,
+                csci_id,
+                cs_id,
+            )
         self._withheld = withheld
         return entries
 
@@ -222,9 +216,11 @@ class CsmaService:
                 ) from exc
             except cache.OwnedError as exc:
                 raise refused(
-                    "access-denied", str(exc), app_tag="reported-by-another-sci",
+                    "access-denied",
+                    str(exc),
+                    app_tag="reported-by-another-sci",
                     path=f"{SCI_RPC}/csci-id",
-                ) from exc  # fmt: skip
+                ) from exc
             self._values = replace(self._values, cache=updated)
         if outcome is cache.Outcome.APPLIED:
             self.reporter.wake.set()
@@ -259,8 +255,9 @@ class CsmaService:
         asked = messages.state_query(members)
         with self._lock:
             view = self._values.view
-            self._note(exchanges.Operation.QUERY_STATE, members, principal,
-                       exchanges.Status.ANSWERED)  # fmt: skip
+            self._note(
+                exchanges.Operation.QUERY_STATE, members, principal, exchanges.Status.ANSWERED
+            )
         return stateview.query(view, asked, self._clock(), self.config.name)
 
     def reserve_state(self, principal: Principal, members: Json) -> Json:
@@ -296,8 +293,13 @@ class CsmaService:
             before = self._values
             book, view, count = reservations.release(before.book, before.view, request)
             self._values = replace(before, book=book, view=view)
-            self._note(exchanges.Operation.RELEASE_STATE, members, principal,
-                       exchanges.Status.RELEASED, count)  # fmt: skip
+            self._note(
+                exchanges.Operation.RELEASE_STATE,
+                members,
+                principal,
+                exchanges.Status.RELEASED,
+                count,
+            )
         LOG.info("released %d reservations of session %s", count, request.session_id)
         self._announce(before.view, view)
         return {}

@@ -1,6 +1,6 @@
 """The C-SMA's values: identifiers, health and the metrics of one SCI as the cache keeps them.
 
-Frozen dataclasses, no behaviour beyond small derivations (STYLE 5, 10).
+Frozen dataclasses, no behaviour beyond small derivations (docs/architecture.md).
 """
 
 from __future__ import annotations

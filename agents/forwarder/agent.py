@@ -12,14 +12,12 @@ import logging
 import shutil
 from pathlib import Path
 
-from agents.common.runner import Signals, serve_until_stopped
+from agents.common.http import HttpServer
+from agents.common.runner import Signals, serve_until_stopped, server_settings
 from agents.forwarder.config import ForwarderConfig
 from agents.forwarder.proxy import DataPlaneApp
 from agents.forwarder.service import ForwarderService, installer
-from agents.sci.http import HttpServer
-from controller.netconf.server import NetconfSettings
-from controller.restconf.server import ListenSettings
-from controller.server import Application, ServeSettings
+from controller.server import Application
 
 LOG = logging.getLogger("agents.forwarder")
 MARKER = ".cats-forwarder"
@@ -27,16 +25,6 @@ MARKER = ".cats-forwarder"
 
 class StateDirError(OSError):
     """A state directory the forwarder refuses to clean."""
-
-
-def serve_settings(config: ForwarderConfig) -> ServeSettings:
-    """The server settings of the forwarder: its listeners and state directory."""
-    server = config.server
-    return ServeSettings(
-        config.state_dir,
-        listen=ListenSettings(address=server.address, port=server.restconf_port),
-        netconf=NetconfSettings(address=server.address, port=server.netconf_port),
-    )
 
 
 def clean_state_dir(state_dir: Path) -> None:
@@ -55,20 +43,27 @@ def run_forwarder(config: ForwarderConfig, signals: Signals, *, clean: bool = Fa
         clean_state_dir(config.state_dir)
     config.state_dir.mkdir(parents=True, exist_ok=True)
     (config.state_dir / MARKER).touch()
-    with Application(serve_settings(config), installer(config)) as app:
+    server = config.server
+    with Application(server_settings(config.state_dir, server), installer(config)) as app:
         service = app.hosted
         assert isinstance(service, ForwarderService)
         plane = config.data_plane
         data = DataPlaneApp(service.forwarding, plane, config.roles)
-        with HttpServer(data, plane.address, plane.port, name="forwarder-data",
-                        threads=plane.threads) as http:  # fmt: skip
-            server = config.server
+        with HttpServer(
+            data, plane.address, plane.port, name="forwarder-data", threads=plane.threads
+        ) as http:
             LOG.info(
                 "forwarder %s (%s): data plane on %s:%d, NETCONF on %s:%d, RESTCONF on %s:%d, "
                 "state in %s",
-                config.forwarder_id, ",".join(sorted(config.roles)), plane.address, http.port,
-                server.address, server.netconf_port, server.address, server.restconf_port,
+                config.forwarder_id,
+                ",".join(sorted(config.roles)),
+                plane.address,
+                http.port,
+                server.address,
+                server.netconf_port,
+                server.address,
+                server.restconf_port,
                 config.state_dir,
-            )  # fmt: skip
+            )
             serve_until_stopped(signals)
     return 0

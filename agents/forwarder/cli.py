@@ -12,15 +12,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agents.common.cli import listen_address, run_until_signalled
+
 if TYPE_CHECKING:
     from agents.forwarder.config import ForwarderConfig
-
-
-def _listen(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:  # noqa: PLR2004
-        raise argparse.ArgumentTypeError(f"expected ADDR:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
 
 
 def _load(args: argparse.Namespace) -> ForwarderConfig:
@@ -46,7 +41,7 @@ def _load(args: argparse.Namespace) -> ForwarderConfig:
 
 def _cmd_forwarder(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve until SIGTERM or SIGINT."""
-    from agents.common.runner import Signals, configure_logging, install_handlers  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.forwarder.agent import run_forwarder  # noqa: PLC0415
 
     configure_logging(verbose=args.verbose)
@@ -56,13 +51,10 @@ def _cmd_forwarder(args: argparse.Namespace) -> int:
         return 0
     if not config.users:
         print("catsctl forwarder: no [[users]]: nobody can edit the steering", file=sys.stderr)
-    signals = Signals()
-    install_handlers(signals)
-    try:
-        return run_forwarder(config, signals, clean=args.clean)
-    except OSError as exc:  # a port in use, an unwritable or foreign state directory
-        print(f"catsctl forwarder: {exc}", file=sys.stderr)
-        return 1
+    # an OSError (status 1): a port in use, an unwritable or foreign state directory
+    return run_until_signalled(
+        "forwarder", lambda signals: run_forwarder(config, signals, clean=args.clean)
+    )
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -80,7 +72,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--role", action="append", choices=("ingress", "egress"), help="repeat for both"
     )
     parser.add_argument(
-        "--listen", type=_listen, metavar="ADDR:PORT", help="data-plane HTTP address and port"
+        "--listen",
+        type=listen_address,
+        metavar="ADDR:PORT",
+        help="data-plane HTTP address and port",
     )
     parser.add_argument("--netconf-port", type=int, metavar="PORT")
     parser.add_argument("--restconf-port", type=int, metavar="PORT")

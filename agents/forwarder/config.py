@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from agents.cnma.fields import ConfigError, Table, load_document
+from agents.common.config import ConfigError, Table, load_document
 from agents.common.logins import Login, read_logins
 from agents.forwarder.values import Locator, locator
 
@@ -127,9 +127,15 @@ def _pairs(tables: list[Table], key: str) -> dict[str, Locator]:
 def parse_config(document: Table, base: Path) -> ForwarderConfig:
     """The configuration of one parsed document (``base`` resolves a relative state-dir)."""
     document.allow(
-        "forwarder-id", "role", "state-dir", "server", "data-plane", "egress",
-        "default-route", "users",
-    )  # fmt: skip
+        "forwarder-id",
+        "role",
+        "state-dir",
+        "server",
+        "data-plane",
+        "egress",
+        "default-route",
+        "users",
+    )
     forwarder = document.forwarder("forwarder-id") if "forwarder-id" in document.values else None
     state_dir = document.text("state-dir", None)
     return ForwarderConfig(

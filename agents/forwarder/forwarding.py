@@ -196,9 +196,14 @@ class Forwarding:
                 if key.kind is Kind.RULE:
                     rule = table.steering.rules.get(CommitmentId(key.name))
             ticket = Ticket(
-                next(self._numbers), key, chosen, flow, request, time.monotonic(),
+                next(self._numbers),
+                key,
+                chosen,
+                flow,
+                request,
+                time.monotonic(),
                 rule.commitment_id if rule is not None else None,
-            )  # fmt: skip
+            )
             if rule is not None and rule.progress is not None:
                 self._watched[ticket.number] = Watched(ticket, rule)
         return ticket

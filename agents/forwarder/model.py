@@ -27,10 +27,10 @@ from agents.forwarder.values import (
     ServiceEntry,
     Steering,
 )
-from controller.types import CommitmentId, CsciId, CsId, ForwarderId, SessionId
+from controller.types import CommitmentId, CsciId, CsId, DataPath, ForwarderId, SessionId
 
 MODULE = "ietf-cats-steering"
-ROOT = f"/{MODULE}:steering"
+ROOT = DataPath(f"/{MODULE}:steering")
 Json = Mapping[str, Any]
 _ENTRY = re.compile(
     rf"^{re.escape(ROOT)}/(?:{MODULE}:)?(?P<kind>rule|service)"
@@ -144,10 +144,10 @@ def entry_of(path: str) -> EntryKey | None:
     return EntryKey(Kind(found["kind"]), found["key"])
 
 
-def entry_path(key: EntryKey) -> str:
+def entry_path(key: EntryKey) -> DataPath:
     """The data path of an entry (the key quoted as libyang accepts it)."""
     quote = '"' if "'" in key.name else "'"
-    return f"{ROOT}/{key.kind.value}[{_KEY_LEAF[key.kind]}={quote}{key.name}{quote}]"
+    return DataPath(f"{ROOT}/{key.kind.value}[{_KEY_LEAF[key.kind]}={quote}{key.name}{quote}]")
 
 
 def read_entry(document: Json | None, key: EntryKey) -> ServiceEntry | Rule | None:

@@ -29,12 +29,11 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 
+from agents.common.http import HOP_BY_HOP, StartResponse, client_headers, read_body, respond
 from agents.forwarder.config import DataPlane, Role
 from agents.forwarder.forwarding import Forwarding, Ticket
 from agents.forwarder.select import Route
 from agents.forwarder.values import Request, locator
-from agents.sci.dispatcher import HOP_BY_HOP, client_headers
-from agents.sci.http import StartResponse, read_body, respond
 from controller.types import CsId, SessionId
 
 LOG = logging.getLogger("agents.forwarder.data")

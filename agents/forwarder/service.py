@@ -37,7 +37,7 @@ from controller.datastore.api import (
 )
 from controller.model import Encoding
 from controller.server import Host, Hosted, Installer
-from controller.types import CommitmentId, CsId, ForwarderId, Json
+from controller.types import CommitmentId, CsId, DataPath, ForwarderId, Json
 
 LOG = logging.getLogger("agents.forwarder")
 SWEEP_S = 0.05
@@ -96,8 +96,10 @@ class ForwarderService:
         table = self.forwarding.table
         LOG.info(
             "forwarder %s: %d service entries, %d rules from running",
-            self.config.forwarder_id, len(table.steering.services), len(table.steering.rules),
-        )  # fmt: skip
+            self.config.forwarder_id,
+            len(table.steering.services),
+            len(table.steering.rules),
+        )
 
     def close(self) -> None:
         """Stop the sweeper."""
@@ -121,7 +123,7 @@ class ForwarderService:
 
     # -- configuration ---------------------------------------------------------------------
 
-    def _read(self, path: str) -> Json | None:
+    def _read(self, path: DataPath) -> Json | None:
         result = self._host.core().read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM)
         if result.document is None:
             return None

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.cnma.fields import ConfigError, Table
+from agents.common.config import ConfigError, Table
 
 USAGE_ERROR = 2
 
@@ -29,8 +29,9 @@ def _refused(exc: ConfigError) -> int:
 
 def _cmd_gateway(args: argparse.Namespace) -> int:
     """Load and check the description, then play it (unless ``--check``)."""
-    from agents.cnma.config import DEFAULT_CPS_URL, CpsSettings, read_password  # noqa: PLC0415
-    from agents.common.runner import configure_logging  # noqa: PLC0415
+    from agents.common.cli import password_flag  # noqa: PLC0415
+    from agents.common.cps import DEFAULT_CPS_URL, CpsSettings  # noqa: PLC0415
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.gateway.client import Cps, RestconfCps  # noqa: PLC0415
     from agents.gateway.description import load_description  # noqa: PLC0415
     from agents.gateway.netconf import NetconfCps  # noqa: PLC0415
@@ -46,9 +47,7 @@ def _cmd_gateway(args: argparse.Namespace) -> int:
         plans = plan(description)
         with Schema() as schema:
             check(plans, schema, time.time(), description.file)
-        password = None
-        if args.password_file is not None:
-            password = read_password(args.password_file, "--password-file")
+        password = password_flag(args.password_file)
         netconf = None
         if args.netconf is not None:
             netconf = Table({"--netconf": args.netconf}, "command line").endpoint("--netconf")

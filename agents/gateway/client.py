@@ -1,7 +1,7 @@
 """The gateway's client of the C-PS: the RPCs of ietf-cats-agent-selection over RESTCONF (RFC
-8040 3.6, 4.4.2) with :class:`agents.cnma.client.RestconfTransport`, and one read of a session's
-state (RFC 8040 4.3) for the decision records the C-PS kept (M39). :class:`Cps` is the seam the
-runner uses; a refused request raises :class:`RefusedError`, a C-PS out of reach
+8040 3.6, 4.4.2) with :class:`agents.common.restconf.RestconfTransport`, and one read of a
+session's state (RFC 8040 4.3) for the decision records the C-PS kept (M39). :class:`Cps` is
+the seam the runner uses; a refused request raises :class:`RefusedError`, a C-PS out of reach
 :class:`UnreachableError` (both :class:`~controller.errors.CatsError`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import requests
 
-from agents.cnma.client import (
+from agents.common.restconf import (
     YANG_JSON,
     RefusedError,
     RestconfTransport,

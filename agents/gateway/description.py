@@ -5,7 +5,7 @@ of ietf-cats-agent-selection's ``descriptor`` grouping, the accumulated working 
 calls with their expected and observed times, pauses, the observed costs to report (MSG-15) and
 the decisions expected of the C-PS. :func:`load_description` reads the file strictly: an
 unknown key, a wrong type, a duplicate id or a descriptor member that the structure already
-gives is a :class:`~agents.cnma.fields.ConfigError` naming ``FILE: KEY`` (for example
+gives is a :class:`~agents.common.config.ConfigError` naming ``FILE: KEY`` (for example
 ``episode.json: sessions[0].turns[0].steps[1].tool-calls[0].elapsed``). What the YANG schema
 says of the descriptor content is checked by libyang when the requests are built
 (:func:`agents.gateway.plan.check`), not here.
@@ -19,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from agents.cnma.fields import ConfigError, Table, load_document
+from agents.common.config import ConfigError, Table, load_document
 from controller.types import Json
 
 #: The descriptor members the structure gives (session, turn and step); not in descriptor content.
@@ -202,8 +202,15 @@ def _descriptor(table: Table, name: str) -> Json | None:
 
 
 def _decision(table: Table) -> DecisionExpectation:
-    table.allow("selected", "outcome", "trigger", "fallback-rung", "degradation-applied",
-                "excluded", "handoff")  # fmt: skip
+    table.allow(
+        "selected",
+        "outcome",
+        "trigger",
+        "fallback-rung",
+        "degradation-applied",
+        "excluded",
+        "handoff",
+    )
     outcome = table.text("outcome", None)
     if outcome is not None and _identity(outcome) not in OUTCOMES:
         raise table.error("outcome", f"expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
@@ -346,8 +353,12 @@ def _close(table: Table) -> Close:
     if reason not in ("completed", "abandoned"):
         raise found.error("reason", f"expected completed or abandoned, got {reason!r}")
     released = _texts(found, "released-key") or ()
-    return Close(found.where or table.key("close"), reason=reason, released_keys=released,
-                 expect=_expect(found))  # fmt: skip
+    return Close(
+        found.where or table.key("close"),
+        reason=reason,
+        released_keys=released,
+        expect=_expect(found),
+    )
 
 
 def _session(table: Table) -> Session:

@@ -178,5 +178,8 @@ def _session(expect: Expectation, seen: Observed) -> list[Miss]:
 
 def misses(expect: Expectation, seen: Observed) -> list[Miss]:
     """Every part of ``expect`` that what the stage saw contradicts."""
-    return [*_decisions(expect, seen.records), *_acted_on(expect, seen.replies),
-            *_session(expect, seen)]  # fmt: skip
+    return [
+        *_decisions(expect, seen.records),
+        *_acted_on(expect, seen.replies),
+        *_session(expect, seen),
+    ]

@@ -1,8 +1,8 @@
 """The gateway's client of the C-PS over NETCONF (RFC 6241, RFC 6242): the RPCs through
-:class:`agents.cnma.netconf.NetconfTransport` (the southbound's NetconfPeer and RpcCodec, which
-checks each input against the schema on the way out) and the session read with ``<get>`` and a
-subtree filter (RFC 6241 7.7, 6), whose ``<data>`` libyang turns into RFC 7951 JSON, the form
-the RESTCONF client reads."""
+:class:`agents.common.netconf.NetconfTransport` (the southbound's NetconfPeer and RpcCodec,
+which checks each input against the schema on the way out) and the session read with ``<get>``
+and a subtree filter (RFC 6241 7.7, 6), whose ``<data>`` libyang turns into RFC 7951 JSON, the
+form the RESTCONF client reads."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from lxml import etree
 
-from agents.cnma.netconf import NetconfTransport
+from agents.common.netconf import NetconfTransport
 from agents.gateway.client import AS, RefusedError, UnreachableError
 from controller.model import Encoding, ModelError, nodes
 from controller.southbound import PeerRefusedError, PeerUnreachableError
@@ -23,8 +23,9 @@ NAMESPACE = f"urn:ietf:params:xml:ns:yang:{AS}"
 def session_filter(session_id: str) -> Any:
     """The subtree filter that selects one session."""
     top = etree.Element(f"{{{NAMESPACE}}}agent-selection", nsmap={None: NAMESPACE})
-    session = etree.SubElement(etree.SubElement(top, f"{{{NAMESPACE}}}sessions"),
-                               f"{{{NAMESPACE}}}session")  # fmt: skip
+    session = etree.SubElement(
+        etree.SubElement(top, f"{{{NAMESPACE}}}sessions"), f"{{{NAMESPACE}}}session"
+    )
     etree.SubElement(session, f"{{{NAMESPACE}}}session-id").text = session_id
     return top
 

@@ -91,22 +91,35 @@ def _attribution(session_id: str, turn_id: int | None, step_id: int | None) -> J
 
 def _descriptor(session: Session, content: Json, turn_id: int | None, step_id: int | None) -> Json:
     """The whole descriptor: the keys the structure gives, then the content."""
-    return {"service-id": session.service_id, "tenant": session.tenant,
-            **_attribution(session.session_id, turn_id, step_id), **content}  # fmt: skip
+    return {
+        "service-id": session.service_id,
+        "tenant": session.tenant,
+        **_attribution(session.session_id, turn_id, step_id),
+        **content,
+    }
 
 
 def _overrun(session_id: str, turn_id: int, step_id: int, call: ToolCall) -> Exchange:
     """MSG-14 step-overrun: the call still running at ``elapsed`` against ``expected``."""
-    progress: Json = {"elapsed": _number(call.elapsed), "expected": _number(call.expected),
-                      "endpoint": call.endpoint}  # fmt: skip
+    progress: Json = {
+        "elapsed": _number(call.elapsed),
+        "expected": _number(call.expected),
+        "endpoint": call.endpoint,
+    }
     if call.remaining is not None:
         progress["remaining"] = _number(call.remaining)
     name = call.name or call.endpoint
-    observed = (f"{name} still running after {_number(call.elapsed)} ms, "
-                f"expected {_number(call.expected)} ms")  # fmt: skip
-    members = {"reporter": GATEWAY, "condition": f"{AS}:step-overrun",
-               **_attribution(session_id, turn_id, step_id), "observed": observed,
-               "step-progress": progress}  # fmt: skip
+    observed = (
+        f"{name} still running after {_number(call.elapsed)} ms, "
+        f"expected {_number(call.expected)} ms"
+    )
+    members = {
+        "reporter": GATEWAY,
+        "condition": f"{AS}:step-overrun",
+        **_attribution(session_id, turn_id, step_id),
+        "observed": observed,
+        "step-progress": progress,
+    }
     return Exchange(call.where, "invalidation-notice", members)
 
 
@@ -120,9 +133,13 @@ def _accounting(session_id: str, turn_id: int, step_id: int | None, cost: Cost) 
             entry["currency"] = cost.currency
         consumption.append(entry)
     scope = "turn" if step_id is None else "step"
-    members = {"report-id": report_id, "reporter": GATEWAY, "scope": scope,
-               "attribution": _attribution(session_id, turn_id, step_id),
-               "consumption": consumption}  # fmt: skip
+    members = {
+        "report-id": report_id,
+        "reporter": GATEWAY,
+        "scope": scope,
+        "attribution": _attribution(session_id, turn_id, step_id),
+        "consumption": consumption,
+    }
     return Exchange(cost.where, "accounting-feedback", members)
 
 
@@ -148,8 +165,10 @@ def _step(session: Session, turn_id: int, step: Step, running: Json) -> tuple[li
     if step.working_set is not None:
         running = {**running, "working-set": step.working_set}
     if step.descriptor is not None:
-        members = {"descriptor": _descriptor(session, running, turn_id, step.step_id),
-                   "trigger": f"{AS}:t1-step-boundary"}  # fmt: skip
+        members = {
+            "descriptor": _descriptor(session, running, turn_id, step.step_id),
+            "trigger": f"{AS}:t1-step-boundary",
+        }
         where = f"{step.where}.descriptor"
         exchanges.append(Exchange(where, "submit-descriptor", members, stamped=False))
     at = _attribution(sid, turn_id, step.step_id)
@@ -159,57 +178,110 @@ def _step(session: Session, turn_id: int, step: Step, running: Json) -> tuple[li
     if step.cost is not None:
         exchanges.append(_accounting(sid, turn_id, step.step_id, step.cost))
     label = f"turn {turn_id} step {step.step_id}"
-    stages = [Stage(step.where, label, tuple(exchanges), step.expect, turn_id, step.step_id,
-                    announced=_elements(running))]  # fmt: skip
+    stages = [
+        Stage(
+            step.where,
+            label,
+            tuple(exchanges),
+            step.expect,
+            turn_id,
+            step.step_id,
+            announced=_elements(running),
+        )
+    ]
     pause = step.pause
     if pause is not None:
         paused = _boundary(pause.where, "pause", at)
-        stages.append(Stage(pause.where, f"pause after step {step.step_id}", (paused,),
-                            None, turn_id, step.step_id, sleep=pause.seconds))  # fmt: skip
+        stages.append(
+            Stage(
+                pause.where,
+                f"pause after step {step.step_id}",
+                (paused,),
+                None,
+                turn_id,
+                step.step_id,
+                sleep=pause.seconds,
+            )
+        )
         woken = _boundary(pause.where, "wake-up", at, pause.working_set)
         if pause.working_set is not None:
             running = {**running, "working-set": pause.working_set}
-        stages.append(Stage(pause.where, f"wake-up after step {step.step_id}", (woken,),
-                            pause.expect, turn_id, step.step_id,
-                            announced=_elements(running)))  # fmt: skip
+        stages.append(
+            Stage(
+                pause.where,
+                f"wake-up after step {step.step_id}",
+                (woken,),
+                pause.expect,
+                turn_id,
+                step.step_id,
+                announced=_elements(running),
+            )
+        )
     return stages, running
 
 
 def session_plan(session: Session) -> SessionPlan:
     """The stages of one session, in the order they are played."""
     admission = session.admission
-    first = {"descriptor": _descriptor(session, session.descriptor, admission.turn_id,
-                                       admission.step_id)}  # fmt: skip
+    first = {
+        "descriptor": _descriptor(session, session.descriptor, admission.turn_id, admission.step_id)
+    }
     label = "admission" + "".join(
         f" {name} {value}"
         for name, value in (("turn", admission.turn_id), ("step", admission.step_id))
         if value is not None
     )
     submit = Exchange(f"{session.where}.descriptor", "submit-descriptor", first, stamped=False)
-    stages = [Stage(admission.where, label, (submit,), admission.expect, admission.turn_id,
-                    admission.step_id, announced=_elements(session.descriptor))]  # fmt: skip
+    stages = [
+        Stage(
+            admission.where,
+            label,
+            (submit,),
+            admission.expect,
+            admission.turn_id,
+            admission.step_id,
+            announced=_elements(session.descriptor),
+        )
+    ]
     running = session.descriptor
     for turn in session.turns:
         if turn.start:
             at = _attribution(session.session_id, turn.turn_id, None)
             start = _boundary(turn.where, "turn-start", at)
-            stages.append(Stage(turn.where, f"turn {turn.turn_id} start", (start,), turn.expect,
-                                turn.turn_id, announced=_elements(running)))  # fmt: skip
+            stages.append(
+                Stage(
+                    turn.where,
+                    f"turn {turn.turn_id} start",
+                    (start,),
+                    turn.expect,
+                    turn.turn_id,
+                    announced=_elements(running),
+                )
+            )
         for step in turn.steps:
             found, running = _step(session, turn.turn_id, step, running)
             stages.extend(found)
         if turn.cost is not None:
             charged = _accounting(session.session_id, turn.turn_id, None, turn.cost)
-            stages.append(Stage(turn.cost.where, f"turn {turn.turn_id} end", (charged,),
-                                turn_id=turn.turn_id))  # fmt: skip
+            stages.append(
+                Stage(turn.cost.where, f"turn {turn.turn_id} end", (charged,), turn_id=turn.turn_id)
+            )
     close = session.close
     if close.send:
         members: Json = {"session-id": session.session_id, "reason": close.reason}
         if close.released_keys:
             members["released-key"] = list(close.released_keys)
         exchange = Exchange(close.where, "close-session", members)
-        stages.append(Stage(close.where, f"close ({close.reason})", (exchange,), close.expect,
-                            closing=True, announced=_elements(running)))  # fmt: skip
+        stages.append(
+            Stage(
+                close.where,
+                f"close ({close.reason})",
+                (exchange,),
+                close.expect,
+                closing=True,
+                announced=_elements(running),
+            )
+        )
     return SessionPlan(session.session_id, session.tenant, session.service_id, tuple(stages))
 
 
@@ -231,10 +303,14 @@ def check(plans: tuple[SessionPlan, ...], schema: Schema, now: float, file: str)
                     schema.validate(document, InstanceKind.RPC)
                 except ModelError as exc:
                     items.extend(
-                        ErrorItem(ErrorType.APPLICATION, item.tag,
-                                  f"{exchange.operation}: {item}", f"{file}: {exchange.where}",
-                                  item.app_tag)
+                        ErrorItem(
+                            ErrorType.APPLICATION,
+                            item.tag,
+                            f"{exchange.operation}: {item}",
+                            f"{file}: {exchange.where}",
+                            item.app_tag,
+                        )
                         for item in exc.items
-                    )  # fmt: skip
+                    )
     if items:
         raise ConfigError(*items)

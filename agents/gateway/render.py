@@ -31,8 +31,10 @@ def _described(operation: str, members: Json) -> str:
         )
     if operation == "invalidation-notice":
         progress = members.get("step-progress", {})
-        return (f"invalidation-notice {local(members['condition'])}: "
-                f"{members.get('observed', '')} ({progress.get('endpoint', '-')})")  # fmt: skip
+        return (
+            f"invalidation-notice {local(members['condition'])}: "
+            f"{members.get('observed', '')} ({progress.get('endpoint', '-')})"
+        )
     if operation == "accounting-feedback":
         amounts = ", ".join(
             f"{local(c['dimension'])} {c['amount']}{' ' + c['currency'] if 'currency' in c else ''}"
@@ -73,10 +75,12 @@ def _change(change: Json) -> str:
 
 
 def _stability(stability: Json) -> str:
-    names = (("min-interval-met", "min interval met"),
-             ("min-improvement-met", "min improvement met"),
-             ("gain-covers-cost", "gain covers cost"),
-             ("step-in-flight", "step in flight"))  # fmt: skip
+    names = (
+        ("min-interval-met", "min interval met"),
+        ("min-improvement-met", "min improvement met"),
+        ("gain-covers-cost", "gain covers cost"),
+        ("step-in-flight", "step in flight"),
+    )
     parts = [f"{label} {_yes(stability[key])}" for key, label in names if key in stability]
     return (
         "stability rules "

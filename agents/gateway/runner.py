@@ -83,8 +83,9 @@ class Runner:
     def run(self, plans: tuple[SessionPlan, ...]) -> Outcome:
         """Every session in order."""
         for plan in plans:
-            self._print(0, f"session {plan.session_id} (tenant {plan.tenant}, "
-                           f"service {plan.service_id})")  # fmt: skip
+            self._print(
+                0, f"session {plan.session_id} (tenant {plan.tenant}, service {plan.service_id})"
+            )
             state = _Session(plan)
             for stage in plan.stages:
                 if state.failed and not (stage.closing and state.admitted):
@@ -105,8 +106,11 @@ class Runner:
             session = self._read(state, stage)
             if state.failed:
                 return
-            new = [r for r in (session or {}).get("decision-record", ())
-                   if str(r.get("record-id")) not in state.seen]  # fmt: skip
+            new = [
+                r
+                for r in (session or {}).get("decision-record", ())
+                if str(r.get("record-id")) not in state.seen
+            ]
             for record in new:
                 state.seen.add(str(record.get("record-id")))
                 for line in render.record_lines(record):
@@ -116,8 +120,9 @@ class Runner:
             self._sleep(stage.sleep)
         if stage.expect is None:
             return
-        seen = Observed(tuple(records), session, tuple(replies), stage.turn_id, stage.step_id,
-                        stage.announced)  # fmt: skip
+        seen = Observed(
+            tuple(records), session, tuple(replies), stage.turn_id, stage.step_id, stage.announced
+        )
         found = misses(stage.expect, seen)
         self._missed += len(found)
         if not found:
@@ -129,9 +134,14 @@ class Runner:
         """One RPC; None when it failed (the session then stops)."""
         sent = self._clock()
         members = exchange.input(sent)
-        entry: Json = {"session-id": state.plan.session_id, "stage": stage.label,
-                       "where": exchange.where, "operation": f"{AS}:{exchange.operation}",
-                       "sent-at": date_and_time(sent), "input": members}  # fmt: skip
+        entry: Json = {
+            "session-id": state.plan.session_id,
+            "stage": stage.label,
+            "where": exchange.where,
+            "operation": f"{AS}:{exchange.operation}",
+            "sent-at": date_and_time(sent),
+            "input": members,
+        }
         self.journal.entries.append(entry)
         try:
             reply = self._cps.invoke(AS, exchange.operation, members)
@@ -153,9 +163,13 @@ class Runner:
     def _read(self, state: _Session, stage: Stage) -> Json | None:
         """The session's state after an exchange."""
         sent = self._clock()
-        entry: Json = {"session-id": state.plan.session_id, "stage": stage.label,
-                       "operation": "get", "path": session_path(state.plan.session_id),
-                       "sent-at": date_and_time(sent)}  # fmt: skip
+        entry: Json = {
+            "session-id": state.plan.session_id,
+            "stage": stage.label,
+            "operation": "get",
+            "path": session_path(state.plan.session_id),
+            "sent-at": date_and_time(sent),
+        }
         self.journal.entries.append(entry)
         try:
             found = self._cps.session(state.plan.session_id)

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.common.http import HttpServer
 from agents.common.sequence import SequenceStore
 from agents.sci.config import Overrides, load_config
 from agents.sci.dispatcher import Dispatcher, ForwardSettings
 from agents.sci.errors import refused
-from agents.sci.http import HttpServer
 from agents.sci.manage import Manage
 from agents.sci.monitor import schedule
 from agents.sci.reporter import Reporter
@@ -79,9 +79,15 @@ def run_sci(settings: SciSettings, stop: threading.Event) -> int:
                 LOG.info(
                     "SCI %s (CS-ID %s) ready: client %s:%d, management port %d, "
                     "%d instances, reports to %s from sequence %d",
-                    config.csci_id, config.cs_id, config.address, config.port, manage.port,
-                    len(config.instances), config.restconf_uri, first,
-                )  # fmt: skip
+                    config.csci_id,
+                    config.cs_id,
+                    config.address,
+                    config.port,
+                    manage.port,
+                    len(config.instances),
+                    config.restconf_uri,
+                    first,
+                )
                 stop.wait()
         finally:
             sender.close()

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agents.sci.http import parse_listen
+from agents.common.http import parse_listen
 
 if TYPE_CHECKING:
     from agents.sci.sender import Credentials
@@ -40,15 +39,12 @@ def _credentials(args: argparse.Namespace) -> Credentials | None:
 
 def _cmd_sci(args: argparse.Namespace) -> int:
     """Run the SCI (imports the heavy parts only now, to keep ``catsctl`` start-up light)."""
+    from agents.common.logs import configure_logging  # noqa: PLC0415
     from agents.sci.agent import SciSettings, run_sci  # noqa: PLC0415
     from agents.sci.config import Overrides  # noqa: PLC0415
     from agents.sci.dispatcher import ForwardSettings  # noqa: PLC0415
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     settings = SciSettings(
         config=args.config,
         state_dir=args.state_dir,
@@ -69,9 +65,7 @@ def _cmd_sci(args: argparse.Namespace) -> int:
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``sci`` and ``service-instance`` to ``catsctl``'s sub-commands."""
-    from agents.service_instance.cli import add_parser as add_service_instance  # noqa: PLC0415
-
+    """Add ``sci`` to ``catsctl``'s sub-commands."""
     sci = commands.add_parser(
         "sci",
         help="run a CATS Service Contact Instance (dispatch, health, metrics, reports to a C-SMA)",
@@ -106,9 +100,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     sci.add_argument("--threads", type=int, default=32, metavar="N")
     sci.add_argument(
-        "--forward-timeout", type=float, default=30.0, metavar="SECONDS",
+        "--forward-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
         help="read timeout of a forwarded request",
-    )  # fmt: skip
+    )
     sci.add_argument("-v", "--verbose", action="store_true")
     sci.set_defaults(handler=_cmd_sci)
-    add_service_instance(commands)

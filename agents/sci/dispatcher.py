@@ -25,23 +25,28 @@ from typing import Any
 
 import requests
 
+from agents.common.http import HOP_BY_HOP, StartResponse, client_headers, read_body, respond
 from agents.sci.config import InstanceConfig, SciConfig
-from agents.sci.http import StartResponse, read_body, respond
 from agents.sci.policy import Candidate, eligible, rank
 from agents.sci.runtime import Runtime
 from agents.sci.values import Health, Sample, SiId
 
 LOG = logging.getLogger(__name__)
 SESSION_END = "CATS-Session-End"
-HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-     "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
-)  # fmt: skip
 #: Response headers that would name the instance (8.1).
 REVEALING = frozenset(
-    {"server", "via", "x-instance-id", "x-served-by", "x-backend", "x-backend-server",
-     "x-upstream", "x-powered-by", "date"}
-)  # fmt: skip
+    {
+        "server",
+        "via",
+        "x-instance-id",
+        "x-served-by",
+        "x-backend",
+        "x-backend-server",
+        "x-upstream",
+        "x-powered-by",
+        "date",
+    }
+)
 MAX_BODY = 16 * 1024 * 1024
 RETRYABLE_STATUS = 503
 FIVE_TUPLE_ENV = {
@@ -63,8 +68,10 @@ class ForwardSettings:
 
 def flow_key(environ: dict[str, Any], fields: Iterable[str]) -> str:
     """The flow key of a request from the configured 5-tuple fields (6.2)."""
-    parts = ["tcp" if name == "protocol" else str(environ.get(FIVE_TUPLE_ENV[name], ""))
-             for name in fields]  # fmt: skip
+    parts = [
+        "tcp" if name == "protocol" else str(environ.get(FIVE_TUPLE_ENV[name], ""))
+        for name in fields
+    ]
     return "flow:" + "|".join(parts)
 
 
@@ -83,19 +90,6 @@ def session_value(environ: dict[str, Any], config: SciConfig) -> str | None:
         morsel = jar.get(affinity.session_cookie)
         return morsel.value if morsel is not None and morsel.value else None
     return None
-
-
-def client_headers(environ: dict[str, Any]) -> dict[str, str]:
-    """The request headers to pass on to the instance."""
-    headers = {
-        key[5:].replace("_", "-").title(): value
-        for key, value in environ.items()
-        if key.startswith("HTTP_") and key[5:].replace("_", "-").lower() not in HOP_BY_HOP
-    }
-    if environ.get("CONTENT_TYPE"):
-        headers["Content-Type"] = environ["CONTENT_TYPE"]
-    headers["X-Forwarded-For"] = environ.get("REMOTE_ADDR", "")
-    return headers
 
 
 def response_headers(headers: Iterable[tuple[str, str]], base_url: str) -> list[tuple[str, str]]:

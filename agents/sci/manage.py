@@ -15,9 +15,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from agents.common.http import StartResponse, read_body, respond
 from agents.sci.collector import MAX_EXPOSITION, parse_exposition
 from agents.sci.errors import SciError
-from agents.sci.http import StartResponse, read_body, respond
 from agents.sci.report import health_summary, instance_json, rfc3339
 from agents.sci.reporter import Reporter
 from agents.sci.runtime import Runtime

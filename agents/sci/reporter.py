@@ -86,9 +86,14 @@ class Reporter:
             return None
         sequence = self._sequence.next()
         content = ReportContent(
-            now, sequence, decision.kind, decision.triggers, snapshot.gas,
-            snapshot.computing_time, snapshot.instances,
-        )  # fmt: skip
+            now,
+            sequence,
+            decision.kind,
+            decision.triggers,
+            snapshot.gas,
+            snapshot.computing_time,
+            snapshot.instances,
+        )
         members = build_report(runtime.config, content)
         window = state.window.after(now, settings.rate_interval_s)
         try:
@@ -104,9 +109,12 @@ class Reporter:
         heartbeat_at = now if beat or state.last is None else state.last.heartbeat_at
         LOG.info(
             "report %d %s gas=%d ct=%s triggers=%s",
-            sequence, decision.kind, snapshot.gas, current.computing_time,
+            sequence,
+            decision.kind,
+            snapshot.gas,
+            current.computing_time,
             ",".join(sorted(decision.triggers)),
-        )  # fmt: skip
+        )
         self._set(
             ReporterState(Sent(current, now, heartbeat_at), window, frozenset(), now, accepted)
         )

@@ -24,7 +24,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from agents.sci.http import StartResponse, read_body, respond
+from agents.common.http import StartResponse, read_body, respond
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 DISTRIBUTIONS = ("fixed", "uniform", "exponential")
@@ -80,9 +80,12 @@ def switches_from(document: Any, current: Switches) -> Switches:
     if not isinstance(document, dict):
         raise ValueError("the admin body is a JSON object")
     kinds: dict[str, tuple[type[Any], ...]] = {
-        "health": (bool,), "ready": (bool,), "slow-ms": (int, float),
-        "fail-requests": (bool,), "cpu": (int, float, type(None)),
-    }  # fmt: skip
+        "health": (bool,),
+        "ready": (bool,),
+        "slow-ms": (int, float),
+        "fail-requests": (bool,),
+        "cpu": (int, float, type(None)),
+    }
     changes: dict[str, Any] = {}
     members: dict[str, Any] = document
     for key, given in members.items():

@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 
-from agents.sci.http import HttpServer, parse_listen
+from agents.common.http import HttpServer, parse_listen
+from agents.common.logs import configure_logging
 
 DISTRIBUTIONS = ("fixed", "uniform", "exponential")
 
@@ -22,11 +23,7 @@ def _cmd(args: argparse.Namespace) -> int:
         ServiceTime,
     )
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     try:
         address, port = parse_listen(args.listen)
     except ValueError as exc:
@@ -53,7 +50,7 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``service-instance`` to ``catsctl``'s sub-commands."""
     parser = commands.add_parser(
         "service-instance",

@@ -7,7 +7,8 @@ the calls to the C-SMAs through :mod:`controller.southbound`, and the steering i
 """
 
 from controller.agent_selection.config import RunningAgentConfig
-from controller.agent_selection.service import AgentSelection, AgentSelectionSettings
+from controller.agent_selection.decisions import AgentSelectionSettings
+from controller.agent_selection.service import AgentSelection
 from controller.agent_selection.steering import (
     Placement,
     Steering,

@@ -68,8 +68,9 @@ class Advertisements:
         source = SourceId(str(members["c-sma"]))
         entries = list(members["candidate"])
         _known(config, entries, "advertise-capability")
-        parts = [(CsciId(str(e["csci-id"])), views.computing(e.get("computing", {})))
-                 for e in entries]  # fmt: skip
+        parts = [
+            (CsciId(str(e["csci-id"])), views.computing(e.get("computing", {}))) for e in entries
+        ]
         with self._lock:
             self._admit(principal, config, "advertise-capability")
             if self._book.fresh_sequence(source, _sequence(members)):

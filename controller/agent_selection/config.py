@@ -10,14 +10,12 @@ bounds (:class:`Bounds`: rate limits, retention, handoff timeout; sections 13, 1
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.agent_selection.values import MODULE, ident, integer, number, seconds
-from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
+from controller.datastore.api import ServerCore
 from controller.selection.mapping import (
     Band,
     BudgetPacing,
@@ -28,10 +26,10 @@ from controller.selection.mapping import (
     Weighted,
 )
 from controller.selection.mapping.vocabulary import Dimension, ThresholdAction
+from controller.service_metrics.running import ParsedRunning, container
 from controller.southbound import Credentials, Target
 from controller.types import CsciId, CsId, Json, RegionId, TenantId, TierName
 
-ROOT = f"/{MODULE}:agent-selection"
 _DIMENSIONS = {d.value: d for d in Dimension}
 
 
@@ -210,24 +208,9 @@ def parse(doc: Mapping[str, Any]) -> AgentConfig:
 ConfigSource = Callable[[], AgentConfig]
 
 
-class RunningAgentConfig:
+class RunningAgentConfig(ParsedRunning[AgentConfig]):
     """Reads ``agent-selection`` from running, parsed once per revision of running."""
 
-    def __init__(self, core: Callable[[], ServerCore]) -> None:
-        self._core = core
-        self._guard = threading.Lock()
-        self._cached: tuple[str, AgentConfig] | None = None
-
-    def __call__(self) -> AgentConfig:
-        core = self._core()
-        etag = core.revision(DatastoreName.RUNNING, None).etag
-        with self._guard:
-            if self._cached is not None and self._cached[0] == etag:
-                return self._cached[1]
-        document = core.read(ReadRequest(DatastoreName.RUNNING, ROOT), SYSTEM).document
-        loaded: Any = json.loads(document) if document else {}
-        found = loaded.get(f"{MODULE}:agent-selection", {}) if isinstance(loaded, dict) else {}
-        parsed = parse(found if isinstance(found, dict) else {})
-        with self._guard:
-            self._cached = (etag, parsed)
-        return parsed
+    def read(self, core: ServerCore) -> AgentConfig:
+        """The ``agent-selection`` container of running, parsed."""
+        return parse(container(core, MODULE, "agent-selection"))

@@ -117,16 +117,23 @@ def _failed(session: Session, ev: Evaluation, record_id: int, fx: Effects) -> Se
     report = ev.failure
     if report is None:
         return session
-    step: Json = {"session-id": session.session_id, **render.failure(report),
-                  "record-id": str(record_id)}  # fmt: skip
+    step: Json = {
+        "session-id": session.session_id,
+        **render.failure(report),
+        "record-id": str(record_id),
+    }
     for name, value in (("turn-id", ev.turn_id), ("step-id", ev.step_id)):
         if value is not None:
             step[name] = value
     fx.notes.append(note("step-failed", step))
     if not ev.session_failed:
         return session
-    members: Json = {"session-id": session.session_id, "cause": "no-candidate",
-                     **render.failure(report), "record-id": str(record_id)}  # fmt: skip
+    members: Json = {
+        "session-id": session.session_id,
+        "cause": "no-candidate",
+        **render.failure(report),
+        "record-id": str(record_id),
+    }
     fx.notes.append(note("session-failed", members))
     return replace(session, state="failed", failure=report)
 
@@ -148,8 +155,9 @@ def _new_commitment(
         session = session.with_commitment(
             replace(previous, state="superseded", superseded_by=commitment_id)
         )
-    session = replace(session.with_commitment(entry), current=commitment_id,
-                      next_commitment=number + 1)  # fmt: skip
+    session = replace(
+        session.with_commitment(entry), current=commitment_id, next_commitment=number + 1
+    )
     return session, entry
 
 
@@ -165,8 +173,12 @@ def committed(session: Session, handoff: Handoff, settings: Settings) -> Session
 
 def release_members(session: Session, handoff: Handoff) -> Json:
     """release-state of a handoff's reservation at its target."""
-    return {"session-id": session.session_id, "tenant": session.tenant,
-            "reservation-id": handoff.reservation_id, "csci-id": [handoff.target]}  # fmt: skip
+    return {
+        "session-id": session.session_id,
+        "tenant": session.tenant,
+        "reservation-id": handoff.reservation_id,
+        "csci-id": [handoff.target],
+    }
 
 
 def settled_handoff(
@@ -206,8 +218,10 @@ def _moved(
             continue
         keys.append(element.reuse_key)
         accepted[element.reuse_key] = element.max_missing_fraction
-        entry: Json = {"reuse-key": element.reuse_key,
-                       "element-class": qualified(element.element_class.value)}  # fmt: skip
+        entry: Json = {
+            "reuse-key": element.reuse_key,
+            "element-class": qualified(element.element_class.value),
+        }
         if element.element_size is not None:
             entry["element-size"] = str(element.element_size)
             size += element.element_size
@@ -229,16 +243,27 @@ def _start_handoff(
             return session, other.handoff_id
         if not other.terminal:
             session = settled_handoff(
-                session, other, aborted(other, AbortReason.SUPERSEDED, f"move to {target}",
-                                        settings.now), settings, fx,
-            )  # fmt: skip
+                session,
+                other,
+                aborted(other, AbortReason.SUPERSEDED, f"move to {target}", settings.now),
+                settings,
+                fx,
+            )
     handoff_id = ids.handoff_id(session.session_id, record_id)
     keys, size, accepted, elements = _moved(ev, target)
     handoff = Handoff(
-        handoff_id, session.session_id, source.commitment.csci_id, target, record_id,
-        settings.now, settings.now + settings.handoff_timeout, keys, size, accepted,
+        handoff_id,
+        session.session_id,
+        source.commitment.csci_id,
+        target,
+        record_id,
+        settings.now,
+        settings.now + settings.handoff_timeout,
+        keys,
+        size,
+        accepted,
         reservation_id=ids.reservation_id(session.session_id, record_id),
-    )  # fmt: skip
+    )
     change = ev.change
     if change is not None and change.cost is not None:
         account = charge_change(session.account, BudgetDimension.TIME, change.cost)  # M46
@@ -247,20 +272,29 @@ def _start_handoff(
     session = replace(session, reservations=rate)
     sma = settings.targets.get(target)
     if not keys:
-        done = replace(handoff, state=HandoffState.COMMITTED, reservation_id="",
-                       transitions=((HandoffState.COMMITTED, settings.now),))  # fmt: skip
+        done = replace(
+            handoff,
+            state=HandoffState.COMMITTED,
+            reservation_id="",
+            transitions=((HandoffState.COMMITTED, settings.now),),
+        )
         return settled_handoff(session, None, done, settings, fx), handoff_id
     if not allowed or sma is None:
         why = "reservation rate of the session exceeded (14)" if not allowed else "no C-SMA"
         stopped = aborted(handoff, AbortReason.RESERVATION_REFUSED, why, settings.now)
-        return settled_handoff(session, None, replace(stopped, reservation_id=""), settings,
-                               fx), handoff_id  # fmt: skip
+        return settled_handoff(
+            session, None, replace(stopped, reservation_id=""), settings, fx
+        ), handoff_id
     members: Json = {
-        "reservation-id": handoff.reservation_id, "session-id": session.session_id,
-        "tenant": session.tenant, "handoff-id": handoff_id, "csci-id": target,
-        "element": elements, "size": str(size),
+        "reservation-id": handoff.reservation_id,
+        "session-id": session.session_id,
+        "tenant": session.tenant,
+        "handoff-id": handoff_id,
+        "csci-id": target,
+        "element": elements,
+        "size": str(size),
         "needed-by": date_and_time(handoff.deadline),
-    }  # fmt: skip
+    }
     fx.reserve.append((handoff, sma, members))
     return session.with_handoff(handoff), handoff_id
 
@@ -323,8 +357,11 @@ def releases(
     keys = released or [str(e.reuse_key) for e in session.descriptor.working_set]
     found: list[tuple[Target, Json]] = []
     for target, csci_ids in by_target.items():
-        release: Json = {"session-id": session.session_id, "tenant": session.tenant,
-                         "csci-id": csci_ids}  # fmt: skip
+        release: Json = {
+            "session-id": session.session_id,
+            "tenant": session.tenant,
+            "csci-id": csci_ids,
+        }
         if keys:
             release["reuse-key"] = list(keys)
         found.append((target, release))
@@ -334,11 +371,24 @@ def releases(
 def refused_step(descriptor: Descriptor, policy: Policy, now: Timestamp) -> Evaluation:
     """DP9 refused the session's steps: the step fails naming the budget (P11)."""
     report = FailureReport(
-        Element.BUDGET, Trigger.T9, DecisionPoint.DP9, (FallbackRung.FAIL_STEP,), (),
+        Element.BUDGET,
+        Trigger.T9,
+        DecisionPoint.DP9,
+        (FallbackRung.FAIL_STEP,),
+        (),
         "the session budget refuses further steps (DP9)",
-    )  # fmt: skip
+    )
     d = descriptor
     return Evaluation(
-        d.session_id, d.turn_id, d.step_id, DecisionPoint.DP9, Trigger.T9, now, d,
-        policy.context.combination, (), fallback_rung=FallbackRung.FAIL_STEP, failure=report,
-    )  # fmt: skip
+        d.session_id,
+        d.turn_id,
+        d.step_id,
+        DecisionPoint.DP9,
+        Trigger.T9,
+        now,
+        d,
+        policy.context.combination,
+        (),
+        fallback_rung=FallbackRung.FAIL_STEP,
+        failure=report,
+    )

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from controller.agent_selection.values import ident, integer, number, seconds
+from controller.agent_selection.decide import note
+from controller.agent_selection.values import ident, integer, number, qualified, seconds
 from controller.selection.mapping import (
     Budget,
     Descriptor,
@@ -196,3 +197,21 @@ def revised(
     if step is not None:
         updated["step-id"] = step
     return updated
+
+
+def refinement_requests(desc: Descriptor, doc: Json) -> list[Json]:
+    """descriptor-refinement-request (MSG-3) for each element the network cannot derive: the
+    C-PS asks the gateway; unanswered, the element stays unknown (P2, M40)."""
+    found: list[Json] = []
+    for absent, reason in missing(desc):
+        members: Json = {
+            "session-id": doc["session-id"],
+            "element": qualified(absent.value),
+            "scope": str(doc.get("scope", "step")),
+            "reason": reason,
+        }
+        for name in ("turn-id", "step-id"):
+            if name in doc:
+                members[name] = doc[name]
+        found.append(note("descriptor-refinement-request", members))
+    return found

@@ -28,6 +28,12 @@ def closed_session(operation: str, leaf: str, session_id: str) -> AgentSelection
     return refused(operation, leaf, f"session {session_id!r} is closed", "session-closed")
 
 
+def other_tenant(operation: str) -> AgentSelectionError:
+    """A descriptor naming a session of another tenant (15)."""
+    message = "the session belongs to another tenant"
+    return refused(operation, "descriptor/tenant", message, "tenant-mismatch")
+
+
 def rate_limited(operation: str, message: str) -> AgentSelectionError:
     """``resource-denied`` (app tag ``rate-limited``) at the operation: over a rate bound."""
     path = f"/{MODULE}:{operation}"

@@ -24,9 +24,13 @@ from controller.types import Json
 
 TYPES = "ietf-cats-types"
 _TYPES_REASONS = frozenset(
-    {Reason.VALUE_UNKNOWN, Reason.VALUE_STALE, Reason.VALUE_UNATTRIBUTED,
-     Reason.VALUE_MEAN_FOR_TAIL}
-)  # fmt: skip
+    {
+        Reason.VALUE_UNKNOWN,
+        Reason.VALUE_STALE,
+        Reason.VALUE_UNATTRIBUTED,
+        Reason.VALUE_MEAN_FOR_TAIL,
+    }
+)
 
 
 def reason(value: Reason) -> str:
@@ -46,8 +50,11 @@ def exclusions(found: Iterable[Exclusion]) -> list[Json]:
             more = exclusion.reuse_key or exclusion.detail
             entry["detail"] = f"{entry.get('detail', '')}; also {more}".lstrip("; ")
             continue
-        entry = {"csci-id": exclusion.csci_id, "reason": reason(exclusion.reason),
-                 "constraint": qualified(exclusion.constraint.value)}  # fmt: skip
+        entry = {
+            "csci-id": exclusion.csci_id,
+            "reason": reason(exclusion.reason),
+            "constraint": qualified(exclusion.constraint.value),
+        }
         for name, value in (
             ("reuse-key", exclusion.reuse_key),
             ("comparison", exclusion.comparison),
@@ -163,8 +170,11 @@ def _valuation(result: CandidateResult) -> Json:
         return {}
     v = scored.valuation
     found: Json = {}
-    for name, value in (("forwarding", v.forwarding), ("computing", v.computing),
-                        ("storage", v.storage)):  # fmt: skip
+    for name, value in (
+        ("forwarding", v.forwarding),
+        ("computing", v.computing),
+        ("storage", v.storage),
+    ):
         found[name] = {"unknown": [None]} if value is None else {"expected-time": ms(value)}
     plan = v.measures.storage
     for name, seconds_value in (

@@ -106,10 +106,12 @@ def session_json(
     if records:
         found["decision-record"] = records
     if session.commitments:
-        found["commitment"] = [render.commitment(c, state=c.state_at(now))
-                               for c in session.commitments]  # fmt: skip
-    handoffs = [render.handoff(h) for h in session.handoffs
-                if h.state is not HandoffState.REQUESTED]  # fmt: skip
+        found["commitment"] = [
+            render.commitment(c, state=c.state_at(now)) for c in session.commitments
+        ]
+    handoffs = [
+        render.handoff(h) for h in session.handoffs if h.state is not HandoffState.REQUESTED
+    ]
     if handoffs:
         found["handoff"] = handoffs
     if session.failure is not None:

@@ -122,10 +122,19 @@ def _instruction(session: Session, entry: CommitmentRecord) -> SteeringInstructi
     record = entry.record_id
     decision = None if record is None else ids.decision_id(session.session_id, record)
     return SteeringInstruction(
-        c.commitment_id, entry.instruction_id, session.session_id, session.service_id,
-        c.csci_id, c.first_step, c.last_step, c.created_at, c.lifetime, entry.endpoints,
-        decision, replaced,
-    )  # fmt: skip
+        c.commitment_id,
+        entry.instruction_id,
+        session.session_id,
+        session.service_id,
+        c.csci_id,
+        c.first_step,
+        c.last_step,
+        c.created_at,
+        c.lifetime,
+        entry.endpoints,
+        decision,
+        replaced,
+    )
 
 
 def instructions(session: Session, now: Timestamp) -> dict[CommitmentId, SteeringInstruction]:

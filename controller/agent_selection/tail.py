@@ -90,13 +90,19 @@ def applied(ev: Evaluation, decision: TailDecision, current: CsciId | None) -> E
         )
     if decision.action is TailAction.MIGRATE:
         return replace(
-            ev, outcome=Outcome.MOVE, selected=decision.migrate_to,
+            ev,
+            outcome=Outcome.MOVE,
+            selected=decision.migrate_to,
             fallback_rung=FallbackRung.MOVE_WORK,
-        )  # fmt: skip
+        )
     return replace(
-        ev, outcome=None, selected=None, suitability=None, failure=decision.failure,
+        ev,
+        outcome=None,
+        selected=None,
+        suitability=None,
+        failure=decision.failure,
         fallback_rung=FallbackRung.FAIL_STEP,
-    )  # fmt: skip
+    )
 
 
 def truncated_doc(doc: Json, descriptor: Descriptor) -> Json:

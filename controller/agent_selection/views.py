@@ -78,9 +78,12 @@ def distribution(
     own = metadata(doc) if "collected-at" in doc or meta is None else meta
     count = integer(doc.get("sample-count"))
     return Distribution(
-        tuple(sorted(ranks.items())), own, seconds(doc.get("window")), seconds(doc.get("mean")),
+        tuple(sorted(ranks.items())),
+        own,
+        seconds(doc.get("window")),
+        seconds(doc.get("mean")),
         count,
-    )  # fmt: skip
+    )
 
 
 def _capability(doc: Mapping[str, Any] | None) -> Capability | None:

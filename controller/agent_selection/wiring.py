@@ -5,9 +5,10 @@ from __future__ import annotations
 from controller.agent_selection.service import AgentSelection
 from controller.agent_selection.values import MODULE
 from controller.datastore.api import Registrations, RpcHandler
+from controller.types import DataPath, SchemaPath
 
-SESSIONS = f"/{MODULE}:agent-selection/sessions"
-CANDIDATES = f"/{MODULE}:agent-selection/candidates"
+SESSIONS = DataPath(f"/{MODULE}:agent-selection/sessions")
+CANDIDATES = DataPath(f"/{MODULE}:agent-selection/candidates")
 
 
 def register(registrations: Registrations, service: AgentSelection) -> None:
@@ -25,6 +26,6 @@ def register(registrations: Registrations, service: AgentSelection) -> None:
         "close-session": service.close_session,
     }
     for name, handler in rpcs.items():
-        registrations.rpcs[f"/{MODULE}:{name}"] = handler
+        registrations.rpcs[SchemaPath(f"/{MODULE}:{name}")] = handler
     registrations.state[SESSIONS] = service.sessions_state
     registrations.state[CANDIDATES] = service.candidates_state

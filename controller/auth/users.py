@@ -17,9 +17,10 @@ from typing import TypeVar, cast
 from controller.auth.passwords import PasswordCheck
 from controller.datastore.api import SYSTEM, Content, DatastoreName, ReadRequest, ServerCore
 from controller.errors import CatsError
+from controller.types import DataPath
 
-AUTH_PATH = "/ietf-system:system/authentication"
-GROUPS_PATH = "/ietf-netconf-acm:nacm/groups"
+AUTH_PATH = DataPath("/ietf-system:system/authentication")
+GROUPS_PATH = DataPath("/ietf-netconf-acm:nacm/groups")
 T = TypeVar("T")
 
 
@@ -79,7 +80,7 @@ class LocalUsers:
         self._cache: dict[str, _Cached] = {}
         self._passwords = PasswordCheck(self.password_hashes)
 
-    def _parsed(self, path: str, parse: Callable[[dict[str, object]], T]) -> T:
+    def _parsed(self, path: DataPath, parse: Callable[[dict[str, object]], T]) -> T:
         revision = self._core.revision(DatastoreName.RUNNING, path)
         with self._lock:
             cached = self._cache.get(path)

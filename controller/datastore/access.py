@@ -16,9 +16,10 @@ from typing import Any
 from controller.datastore.api import Access
 from controller.model import nodes
 from controller.model.nodes import Node
+from controller.types import DataPath
 
 #: Whether the request's principal may do an access on the node at a data path.
-Allowed = Callable[[Access, str], bool]
+Allowed = Callable[[Access, DataPath], bool]
 
 _TERMINAL = nodes.lib.LYS_LEAF | nodes.lib.LYS_LEAFLIST
 
@@ -74,7 +75,7 @@ def sibling_changes(
 
 
 def check_changes(
-    found: Iterator[tuple[Access, Node]], guard: Callable[[Access, str], None]
+    found: Iterator[tuple[Access, Node]], guard: Callable[[Access, DataPath], None]
 ) -> None:
     """Ask the guard about every changed node (it raises ``access-denied``)."""
     for access, node in found:
@@ -112,7 +113,7 @@ def prune_children(node: Node, allowed: Allowed) -> bool:
     return True
 
 
-def filtered_copy(ctx: Any, first: Node, path: str | None, readable: Allowed) -> Node:
+def filtered_copy(ctx: Any, first: Node, path: DataPath | None, readable: Allowed) -> Node:
     """A copy of what a read covers, without the nodes the principal may not read (the
     target itself was checked by the caller)."""
     if path is None:

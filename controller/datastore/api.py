@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from controller.model import Encoding
+from controller.types import DataPath, SchemaPath
 
 
 class DatastoreName(StrEnum):
@@ -105,11 +106,11 @@ class Edit:
     """
 
     operation: EditOperation
-    path: str
+    path: DataPath
     value: str | None = None
     encoding: Encoding = Encoding.JSON
     where: InsertWhere | None = None
-    point: str | None = None  # data path of the neighbour for BEFORE and AFTER
+    point: DataPath | None = None  # the neighbour for BEFORE and AFTER
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +126,7 @@ class ReadRequest:
     """A read of one subtree (or the whole datastore when ``path`` is None)."""
 
     datastore: DatastoreName
-    path: str | None = None
+    path: DataPath | None = None
     encoding: Encoding = Encoding.JSON
     content: Content = Content.ALL
     depth: int | None = None
@@ -154,7 +155,7 @@ class Change:
     datastore: DatastoreName
     principal: Principal
     diff: str
-    changed_paths: tuple[str, ...]
+    changed_paths: tuple[DataPath, ...]
     revision: Revision
 
 
@@ -203,7 +204,7 @@ CommitHook = Callable[[Change], None]
 class AccessCheck(Protocol):
     """The one seam every read, write and RPC passes through (NACM, RFC 8341, plugs in here)."""
 
-    def __call__(self, principal: Principal, access: Access, path: str) -> bool:
+    def __call__(self, principal: Principal, access: Access, path: DataPath) -> bool:
         """Whether ``principal`` may do ``access`` on the node at data path ``path``."""
         ...
 
@@ -223,13 +224,13 @@ class Subscription(Protocol):
 
 
 class ServerCore(Protocol):
-    """The model-driven server core both northbounds share (DESIGN.md, controller/datastore)."""
+    """The model-driven server core both northbounds share (docs/architecture.md)."""
 
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
         """Read a subtree of a datastore; operational includes registered state."""
         ...
 
-    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+    def revision(self, datastore: DatastoreName, path: DataPath | None) -> Revision:
         """The entity-tag and last-modified time of a resource, without rendering it."""
         ...
 
@@ -284,7 +285,7 @@ class ServerCore(Protocol):
 
     def invoke(
         self,
-        path: str,
+        path: DataPath,
         input_document: str,
         encoding: Encoding,
         principal: Principal,
@@ -327,8 +328,16 @@ class ServerCore(Protocol):
 
 @dataclass
 class Registrations:
-    """What an application registers with the core: state, RPC handlers and commit hooks."""
+    """What an application registers with the core: state, RPC handlers and commit hooks.
 
-    state: dict[str, StateProvider] = field(default_factory=dict)
-    rpcs: dict[str, RpcHandler] = field(default_factory=dict)
+    A state provider is keyed by the data path of the ``config false`` subtree it renders; an
+    RPC handler by the schema path of its RPC or action (an action's data path without its
+    list keys: one handler serves every entry, RFC 7950 7.15). Both are in libyang's form, the
+    module named on the first step and where it changes (``/m:top/list/act``, not
+    ``/m:top/m:list/m:act`` as :attr:`~controller.model.paths.SchemaNode.schema_path` spells
+    it): the core looks them up by string.
+    """
+
+    state: dict[DataPath, StateProvider] = field(default_factory=dict)
+    rpcs: dict[SchemaPath, RpcHandler] = field(default_factory=dict)
     commit_hooks: list[CommitHook] = field(default_factory=list)

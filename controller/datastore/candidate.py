@@ -17,22 +17,20 @@ candidate is read, as with any copy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from controller.datastore.api import DatastoreName, Edit, EditOperation, Principal, Revision
+from controller.datastore.datapath import ROOT
+from controller.datastore.seams import CandidateHost
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applier
 from controller.errors import CatsError
 from controller.model.schema import Encoding
 
-if TYPE_CHECKING:
-    from controller.datastore.core import Core
-
 
 class Candidate:
-    """Candidate state held by a :class:`Core` (all methods run under the core's lock)."""
+    """Candidate state held by the core (all methods run under the core's lock)."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: CandidateHost) -> None:
         self._core = core
         self.store: ConfigStore | None = None
         self._base_txid = 0
@@ -113,7 +111,7 @@ class Candidate:
             edits = list(self._edits)
         else:
             document = self.store.print()
-            edits = [Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)]
+            edits = [Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)]
         revision = core.edit(DatastoreName.RUNNING, edits, principal, session=session)
         # The first edit took the spare (_fork), so there is none to free here.
         self._spare, self._spare_txid = self.store, core.running.txid  # what running holds

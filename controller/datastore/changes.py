@@ -18,6 +18,7 @@ from controller.datastore.transaction import Applied
 from controller.datastore.tree import Tree
 from controller.model import nodes
 from controller.model.schema import Encoding
+from controller.types import DataPath
 
 CONFIG_CHANGE = "ietf-netconf-notifications:netconf-config-change"
 _OPERATION = {Access.CREATE: "create", Access.UPDATE: "replace", Access.DELETE: "delete"}
@@ -37,7 +38,7 @@ def _mark(ctx: Any, node: Any, operation: str) -> None:
         parent = nodes.parent_of(parent)
 
 
-def _with_parents(ctx: Any, source: Any, path: str) -> Any:
+def _with_parents(ctx: Any, source: Any, path: DataPath) -> Any:
     """A copy of ``source`` under copies of its ancestors (``source`` may be detached)."""
     if source.parent:
         return nodes.dup(source, with_parents=True)
@@ -54,7 +55,7 @@ def diff_document(ctx: Any, tree: Tree, applied: Sequence[Applied]) -> str:
     diff = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
     try:
         for record in applied:
-            if record.path == "/":
+            if record.path == datapath.ROOT:
                 continue
             source = record.old if record.access is Access.DELETE else None
             if source is None:
@@ -81,7 +82,7 @@ def config_change(
     edits = [
         {"target": record.path, "operation": _EVENT_OPERATION[record.access]}
         for record in applied
-        if record.path != "/"
+        if record.path != datapath.ROOT
     ]
     event: dict[str, object] = {
         "changed-by": {"username": principal.user, "session-id": session_id},

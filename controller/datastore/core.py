@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from controller.datastore import access as access_checks
-from controller.datastore import candidate, changes, operational, reads, rpc
+from controller.datastore import changes, datapath, operational, reads, rpc
 from controller.datastore.api import (
     SYSTEM,
     Access,
@@ -31,10 +31,12 @@ from controller.datastore.api import (
     ReadResult,
     Registrations,
     Revision,
+    StateProvider,
     StreamInfo,
     Subscription,
 )
 from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
+from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.locks import Locks
@@ -46,13 +48,14 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
 from controller.model.library import module_records, yang_library
 from controller.model.schema import Encoding, Schema
+from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
-YANG_LIBRARY = "/ietf-yang-library:yang-library"
+YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
-def permit_all(principal: Principal, access: Access, path: str) -> bool:
+def permit_all(principal: Principal, access: Access, path: DataPath) -> bool:
     """The default access check: everything is allowed (NACM plugs in here later)."""
     del principal, access, path
     return True
@@ -69,7 +72,7 @@ class CoreSettings:
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
 
 
-class Core(DatastoreOperations):
+class Core:
     """The model-driven server core both northbounds share."""
 
     def __init__(
@@ -88,17 +91,18 @@ class Core(DatastoreOperations):
         self.per_node = access is not permit_all  # per-node checks cost nothing when all pass
         self._lock = threading.RLock()
         self._locks = Locks()
-        self._operations: dict[str, rpc.Operation] = {}  # RPC paths, resolved once
+        self._operations: dict[DataPath, rpc.Operation] = {}  # RPCs, resolved once
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
         library = yang_library(module_records(schema), DATASTORES)
-        self._state: dict[str, Callable[[], dict[str, object]]] = {YANG_LIBRARY: lambda: library}
+        self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
         self._state.update(self.registrations.state)
         folder = state_dir
         self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
         self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder)
-        self.candidate = candidate.Candidate(self)
+        self.candidate = Candidate(self)
+        self._datastores = DatastoreOperations(self, self.candidate, self._lock, self._locks)
         self.validator: Validator = self._validator()
         size = self.settings.parse_contexts
         self._contexts = Contexts(schema, default_size() if size is None else size)
@@ -137,7 +141,7 @@ class Core(DatastoreOperations):
 
     # ------------------------------------------------------------------ access
 
-    def check(self, principal: Principal, access: Access, path: str) -> None:
+    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
         """The access-check seam: ``access-denied`` unless the check allows it."""
         if not self._access(principal, access, path):
             raise refuse(
@@ -171,7 +175,7 @@ class Core(DatastoreOperations):
 
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
         """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2)."""
-        self.check(principal, Access.READ, request.path or "/")
+        self.check(principal, Access.READ, request.path or datapath.ROOT)
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -210,7 +214,7 @@ class Core(DatastoreOperations):
             revision = operational.state_revision(self.running.revisions.of(request.path), states)
             return ReadResult(document, revision)
 
-    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+    def revision(self, datastore: DatastoreName, path: DataPath | None) -> Revision:
         """The revision of a resource (operational: running's, changed by the state under it)."""
         if datastore is DatastoreName.OPERATIONAL:
             request = ReadRequest(datastore, path)
@@ -239,9 +243,10 @@ class Core(DatastoreOperations):
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
         with self._lock:
             txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
-            return self._transaction(txn)
+            return self.transaction(txn)
 
-    def _transaction(self, txn: Txn) -> Revision:
+    def transaction(self, txn: Txn) -> Revision:
+        """Run one transaction past the session locks (the caller holds the core lock)."""
         store = self.store(txn.datastore)
         applier = Applier(
             self.ctx,
@@ -307,10 +312,56 @@ class Core(DatastoreOperations):
             self.bus.publish("NETCONF", event)
         return revision
 
+    # ------------------------------------------------------------------ whole datastores
+
+    def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
+        """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
+        return self._datastores.commit(principal, session=session)
+
+    def discard_changes(self, *, session: str | None = None) -> None:
+        """Revert candidate to running (RFC 6241 8.3.4.2)."""
+        self._datastores.discard_changes(session=session)
+
+    def validate(self, datastore: DatastoreName) -> None:
+        """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
+        self._datastores.validate(datastore)
+
+    def copy_config(
+        self,
+        source: DatastoreName,
+        target: DatastoreName,
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """Replace a datastore with another's content (RFC 6241 7.3)."""
+        return self._datastores.copy_config(source, target, principal, session=session)
+
+    def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
+        """Replace a configuration datastore with a whole document as the server's own action
+        (RFC 6241 8.4 confirmed-commit rollback); see :meth:`DatastoreOperations.restore`."""
+        return self._datastores.restore(datastore, document, encoding)
+
+    def lock(self, datastore: DatastoreName, session: str) -> None:
+        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
+        self._datastores.lock(datastore, session)
+
+    def unlock(self, datastore: DatastoreName, session: str) -> None:
+        """Release a lock the session holds (RFC 6241 7.6)."""
+        self._datastores.unlock(datastore, session)
+
+    def lock_holders(self) -> dict[DatastoreName, str]:
+        """The session id holding each locked datastore (ietf-netconf-monitoring, RFC 6022)."""
+        return self._datastores.lock_holders()
+
+    def release_session(self, session: str) -> None:
+        """Free a closed session's locks; its candidate changes go with the candidate lock."""
+        self._datastores.release_session(session)
+
     # ------------------------------------------------------------------ RPCs
 
     def invoke(
-        self, path: str, input_document: str, encoding: Encoding, principal: Principal
+        self, path: DataPath, input_document: str, encoding: Encoding, principal: Principal
     ) -> str:
         """Validate the input, run the registered handler, validate and return its output.
 
@@ -382,7 +433,7 @@ class Core(DatastoreOperations):
         finally:
             nodes.free_all(tree)
 
-    def _operation(self, path: str) -> rpc.Operation:
+    def _operation(self, path: DataPath) -> rpc.Operation:
         """The operation at a path; RPCs are resolved once (their paths are a fixed set)."""
         found = self._operations.get(path)
         if found is None:

@@ -1,12 +1,15 @@
 """Data paths in libyang's form (``/mod:node/list[key='v']/leaf``), split without libyang.
 
 Revisions and units are keyed by these strings, so they are cut into steps here: a ``/`` inside
-a quoted predicate value does not separate steps.
+a quoted predicate value does not separate steps. :func:`steps` and :func:`is_within` take a
+schema path (:data:`~controller.types.SchemaPath`, no predicates) as well.
 """
 
 from __future__ import annotations
 
-ROOT = "/"
+from controller.types import DataPath, SchemaPath
+
+ROOT = DataPath("/")
 
 
 def steps(path: str) -> list[str]:
@@ -38,18 +41,22 @@ def steps(path: str) -> list[str]:
     return result
 
 
-def join(parts: list[str]) -> str:
-    """The absolute path of some steps (the root for none)."""
+def join(parts: list[str]) -> DataPath:
+    """The absolute data path of some steps of a data path (the root for none)."""
+    return DataPath(_joined(parts))
+
+
+def _joined(parts: list[str]) -> str:
     return "/" + "/".join(parts) if parts else ROOT
 
 
-def ancestors(path: str) -> list[str]:
+def ancestors(path: DataPath) -> list[DataPath]:
     """The proper ancestors of a path, nearest first, ending with the root ``/``."""
     parts = steps(path)
     return [join(parts[:index]) for index in range(len(parts) - 1, -1, -1)]
 
 
-def parent(path: str) -> str:
+def parent(path: DataPath) -> DataPath:
     """The parent path (the root for a top-level node)."""
     return join(steps(path)[:-1])
 
@@ -61,6 +68,6 @@ def is_within(path: str, ancestor: str) -> bool:
     return path.startswith(ancestor) and path[len(ancestor)] in "/"
 
 
-def schema_path(path: str) -> str:
+def schema_path(path: DataPath) -> SchemaPath:
     """The path without predicates: ``/m:c/list[k='1']/x`` is ``/m:c/list/x``."""
-    return join([step.split("[", 1)[0] for step in steps(path)])
+    return SchemaPath(_joined([step.split("[", 1)[0] for step in steps(path)]))

@@ -17,8 +17,9 @@ from controller.datastore.errors import DatastoreError
 from controller.datastore.plan import OutRef, Unit
 from controller.errors import ErrorItem, ErrorType
 from controller.model import nodes
+from controller.types import DataPath, SchemaPath
 
-RefKey = tuple[str, str]  # (schema path of the referenced list, key value)
+RefKey = tuple[SchemaPath, str]  # (the referenced list, key value)
 
 
 def predicate(name: str, value: str) -> str:
@@ -30,10 +31,10 @@ def predicate(name: str, value: str) -> str:
 class Row:
     """What the indexes keep of one entry."""
 
-    unit: str
+    unit: SchemaPath
     key: str  # the single key's value ("" for multi-key lists, never referenced)
     uniques: tuple[tuple[str, ...] | None, ...]  # None when a leaf of the constraint is absent
-    refs: tuple[tuple[RefKey, str], ...]  # (referenced entry, referring leaf path)
+    refs: tuple[tuple[RefKey, DataPath], ...]  # (referenced entry, referring leaf)
 
 
 def _error(
@@ -64,13 +65,13 @@ def descendants(node: Any, relative: str) -> list[Any]:
 class Indexes:
     """The indexes of every unit of a plan."""
 
-    def __init__(self, ctx: Any, units: Mapping[str, Unit]) -> None:
+    def __init__(self, ctx: Any, units: Mapping[SchemaPath, Unit]) -> None:
         self.ctx = ctx
         self.units = dict(units)
-        self.rows: dict[str, Row] = {}
-        self.unique: dict[str, list[dict[tuple[str, ...], str]]] = {}
-        self.refs: dict[RefKey, set[str]] = {}
-        self.counts: Counter[str] = Counter()
+        self.rows: dict[DataPath, Row] = {}
+        self.unique: dict[SchemaPath, list[dict[tuple[str, ...], DataPath]]] = {}
+        self.refs: dict[RefKey, set[DataPath]] = {}
+        self.counts: Counter[SchemaPath] = Counter()
         self._clear()
 
     def _clear(self) -> None:
@@ -100,13 +101,14 @@ class Indexes:
         ]
         return Row(unit.path, key or "", tuple(uniques), tuple(refs))
 
-    def targets(self, unit: Unit, node: Any) -> list[tuple[str, tuple[str, ...]]]:
+    def targets(self, unit: Unit, node: Any) -> list[tuple[DataPath, tuple[str, ...]]]:
         """What an entry's tracked leafrefs point at: (data path, leaves to copy with it)."""
-        paths: list[tuple[str, tuple[str, ...]]] = []
+        paths: list[tuple[DataPath, tuple[str, ...]]] = []
         for ref in unit.out_refs:
             for leaf in self._referrers(node, ref):
                 if ref.target_list is not None and ref.target_key is not None:
-                    target = ref.target_list + predicate(ref.target_key, nodes.value_of(leaf))
+                    key = predicate(ref.target_key, nodes.value_of(leaf))
+                    target = DataPath(ref.target_list + key)  # a unit has no list above
                     paths.append((target, self.units[ref.target_list].carry))
                 elif ref.target_leaf is not None:
                     paths.append((ref.target_leaf, ()))
@@ -121,15 +123,15 @@ class Indexes:
         found = nodes.find(self.ctx, node, ref.leaf)
         return [] if found is None else [found]
 
-    def check(self, rows: Mapping[str, Row | None]) -> None:
+    def check(self, rows: Mapping[DataPath, Row | None]) -> None:
         """Refuse a transaction whose result breaks unique, counts or references."""
         errors = self._unique_errors(rows) + self._count_errors(rows) + self._ref_errors(rows)
         if errors:
             raise DatastoreError(*errors)
 
-    def _unique_errors(self, rows: Mapping[str, Row | None]) -> list[ErrorItem]:
+    def _unique_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
         errors: list[ErrorItem] = []
-        claimed: dict[tuple[str, int, tuple[str, ...]], str] = {}
+        claimed: dict[tuple[SchemaPath, int, tuple[str, ...]], DataPath] = {}
         for entry, row in rows.items():
             if row is None:
                 continue
@@ -154,8 +156,8 @@ class Indexes:
                     )
         return errors
 
-    def _count_errors(self, rows: Mapping[str, Row | None]) -> list[ErrorItem]:
-        delta: Counter[str] = Counter()
+    def _count_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
+        delta: Counter[SchemaPath] = Counter()
         for entry, row in rows.items():
             before = self.rows.get(entry)
             if (before is None) != (row is None):
@@ -174,7 +176,7 @@ class Indexes:
                 )
         return errors
 
-    def _ref_errors(self, rows: Mapping[str, Row | None]) -> list[ErrorItem]:
+    def _ref_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
         errors: list[ErrorItem] = []
         for entry, row in rows.items():
             before = self.rows.get(entry)
@@ -199,7 +201,7 @@ class Indexes:
                 errors.append(_error("data-missing", "instance-required", message, leaf))
         return errors
 
-    def apply(self, rows: Mapping[str, Row | None]) -> None:
+    def apply(self, rows: Mapping[DataPath, Row | None]) -> None:
         """Make a checked transaction's rows current."""
         for entry in rows:
             self._forget(entry)
@@ -207,7 +209,7 @@ class Indexes:
             if row is not None:
                 self._add(entry, row)
 
-    def _forget(self, entry: str) -> None:
+    def _forget(self, entry: DataPath) -> None:
         row = self.rows.pop(entry, None)
         if row is None:
             return
@@ -218,7 +220,7 @@ class Indexes:
         for ref, leaf in row.refs:
             self.refs.get(ref, set()).discard(leaf)
 
-    def _add(self, entry: str, row: Row) -> None:
+    def _add(self, entry: DataPath, row: Row) -> None:
         self.rows[entry] = row
         self.counts[row.unit] += 1
         for index, values in enumerate(row.uniques):

@@ -32,6 +32,7 @@ from controller.datastore.transaction import Applied
 from controller.datastore.validation import ValidationStats, validate_full
 from controller.errors import CatsError
 from controller.model import nodes
+from controller.types import DataPath, SchemaPath
 
 MAX_LOCAL_ENTRIES = 1000  # beyond this a whole-tree validation is as cheap
 
@@ -41,7 +42,7 @@ class Touched:
     """One unit entry a transaction touched."""
 
     unit: Unit
-    path: str
+    path: DataPath
 
 
 class LocalValidation:
@@ -53,7 +54,7 @@ class LocalValidation:
         self.indexes = Indexes(ctx, self.plan.units)
         self._local = 0
         self._full = 0
-        self._pending: dict[str, Row | None] | None = None
+        self._pending: dict[DataPath, Row | None] | None = None
         self._rebuild: ConfigStore | None = None
 
     def stats(self) -> ValidationStats:
@@ -66,7 +67,7 @@ class LocalValidation:
 
     def touched(self, applied: Sequence[Applied]) -> list[Touched] | None:
         """The unit instances a transaction touched; None when any change lies elsewhere."""
-        found: dict[str, Touched] = {}
+        found: dict[DataPath, Touched] = {}
         for record in applied:
             if record.path == datapath.ROOT:
                 return None
@@ -80,7 +81,7 @@ class LocalValidation:
             found.setdefault(entry, Touched(unit, entry))
         return list(found.values()) if len(found) <= MAX_LOCAL_ENTRIES else None
 
-    def _unit_of(self, shape: str, length: int) -> Unit | None:
+    def _unit_of(self, shape: SchemaPath, length: int) -> Unit | None:
         return next(
             (
                 u
@@ -147,8 +148,10 @@ class LocalValidation:
                 return True  # libyang may have dropped a unit's case
         return False
 
-    def _reindex(self, store: ConfigStore, applied: Sequence[Applied]) -> dict[str, Row | None]:
-        rows: dict[str, Row | None] = {}
+    def _reindex(
+        self, store: ConfigStore, applied: Sequence[Applied]
+    ) -> dict[DataPath, Row | None]:
+        rows: dict[DataPath, Row | None] = {}
         for record in applied:
             parts = datapath.steps(record.path)
             shape = datapath.schema_path(record.path)

@@ -23,20 +23,21 @@ from controller.errors import CatsError
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
+from controller.types import DataPath
 
 INTENDED = "ietf-origin:intended"
 LEARNED = "ietf-origin:learned"
 SYSTEM = "ietf-origin:system"
 
 
-def provider_paths(registered: Mapping[str, object], request: ReadRequest) -> list[str]:
+def provider_paths(registered: Mapping[DataPath, object], request: ReadRequest) -> list[DataPath]:
     """The registered state subtrees a read needs."""
     if request.content is Content.CONFIG:
         return []
     return [path for path in registered if within(request.path, path)]
 
 
-def state_revision(config: Revision, states: Mapping[str, dict[str, object]]) -> Revision:
+def state_revision(config: Revision, states: Mapping[DataPath, dict[str, object]]) -> Revision:
     """The revision of an operational resource: its configuration's, changed by its state.
 
     State is rendered when read and has no change history, so its entity-tag is a digest of
@@ -51,7 +52,7 @@ def state_revision(config: Revision, states: Mapping[str, dict[str, object]]) ->
     return Revision(f"{config.etag}-{digest}", max(config.last_modified, now))
 
 
-def add_state(ctx: Any, tree: Any, region: str, state: dict[str, object]) -> None:
+def add_state(ctx: Any, tree: Any, region: DataPath, state: dict[str, object]) -> None:
     """Parse one provider's output into ``tree`` (``struct lyd_node **``) at its region."""
     text = json.dumps(state)
     parent_path = datapath.parent(region)
@@ -86,7 +87,7 @@ def config_part(ctx: Any, running: Node, request: ReadRequest) -> Node:
 
 
 def build(
-    ctx: Any, running: Node, request: ReadRequest, states: Mapping[str, dict[str, object]]
+    ctx: Any, running: Node, request: ReadRequest, states: Mapping[DataPath, dict[str, object]]
 ) -> Any:
     """The operational tree of one read (``struct lyd_node **``; the caller frees it)."""
     tree = nodes.ffi.new("struct lyd_node **", config_part(ctx, running, request))
@@ -102,7 +103,9 @@ def build(
     return tree
 
 
-def annotate_origin(ctx: Any, tree: Any, request: ReadRequest, origins: Mapping[str, str]) -> None:
+def annotate_origin(
+    ctx: Any, tree: Any, request: ReadRequest, origins: Mapping[DataPath, str]
+) -> None:
     """Put ``ietf-origin:origin`` on the read target and on each state subtree under it."""
     targets = (
         [request.path] if request.path else [nodes.path_of(n) for n in nodes.siblings(tree[0])]

@@ -1,15 +1,14 @@
 """The whole-datastore operations of the core: candidate, validate, copy, restore, locks.
 
 NETCONF (RFC 6241 7.3-7.6, 8.3, 8.4, 8.6) asks for these; RESTCONF uses the locks' checks only.
-:class:`DatastoreOperations` is a part of :class:`~controller.datastore.core.Core` and runs
-under its lock.
+:class:`DatastoreOperations` is a part of :class:`~controller.datastore.core.Core`, which
+delegates to it and hands itself in as the :class:`~controller.datastore.seams.OperationsHost`;
+every operation runs under the core's lock.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from controller.datastore.api import (
     SYSTEM,
@@ -19,39 +18,27 @@ from controller.datastore.api import (
     Principal,
     Revision,
 )
+from controller.datastore.candidate import Candidate
+from controller.datastore.datapath import ROOT
 from controller.datastore.errors import refuse
 from controller.datastore.locks import Locks
+from controller.datastore.seams import OperationsHost
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Txn
 from controller.errors import ErrorType
 from controller.model.schema import Encoding
 
-if TYPE_CHECKING:
-    from controller.datastore.candidate import Candidate
-
 
 class DatastoreOperations:
-    """Operations on whole datastores (mixed into Core, which provides what is declared)."""
+    """Operations on whole datastores, over the core's stores, candidate, lock and locks."""
 
-    if TYPE_CHECKING:
-        ctx: object
-        candidate: Candidate
-        _lock: threading.RLock
-        _locks: Locks
-
-        def store(self, datastore: DatastoreName) -> ConfigStore: ...
-
-        def edit(
-            self,
-            datastore: DatastoreName,
-            edits: Sequence[Edit],
-            principal: Principal,
-            *,
-            session: str | None = None,
-            test_only: bool = False,
-        ) -> Revision: ...
-
-        def _transaction(self, txn: Txn) -> Revision: ...
+    def __init__(
+        self, core: OperationsHost, candidate: Candidate, lock: threading.RLock, locks: Locks
+    ) -> None:
+        self._core = core
+        self._candidate = candidate
+        self._lock = lock
+        self._locks = locks
 
     # ------------------------------------------------------------------ candidate
 
@@ -59,20 +46,20 @@ class DatastoreOperations:
         """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
         self._locks.check(DatastoreName.CANDIDATE, session)
         with self._lock:
-            return self.candidate.commit(principal, session)
+            return self._candidate.commit(principal, session)
 
     def discard_changes(self, *, session: str | None = None) -> None:
         """Revert candidate to running (RFC 6241 8.3.4.2)."""
         self._locks.check(DatastoreName.CANDIDATE, session)
         with self._lock:
-            self.candidate.discard()
+            self._candidate.discard()
 
     # ------------------------------------------------------------------ whole datastores
 
     def validate(self, datastore: DatastoreName) -> None:
         """Validate a whole datastore (RFC 6241 8.6), changing nothing."""
         with self._lock:
-            store = self.store(datastore)
+            store = self._core.store(datastore)
             copy = ConfigStore(store.ctx, datastore, None)
             copy.replace_tree(store.copy_tree())
             try:
@@ -90,9 +77,9 @@ class DatastoreOperations:
     ) -> Revision:
         """Replace a datastore with another's content (RFC 6241 7.3)."""
         with self._lock:
-            document = self.store(source).print()
-            whole = Edit(EditOperation.REPLACE, "/", document, Encoding.JSON)
-            return self.edit(target, [whole], principal, session=session)
+            document = self._core.store(source).print()
+            whole = Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)
+            return self._core.edit(target, [whole], principal, session=session)
 
     def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
         """Replace a configuration datastore with ``document`` as the server's own action.
@@ -105,18 +92,18 @@ class DatastoreOperations:
         """
         if datastore is DatastoreName.OPERATIONAL:
             raise refuse("operation-not-supported", "operational is not a configuration datastore")
-        whole = Edit(EditOperation.REPLACE, "/", document, encoding)
+        whole = Edit(EditOperation.REPLACE, ROOT, document, encoding)
         with self._lock:
             if datastore is DatastoreName.CANDIDATE:
-                return self.candidate.edit([whole], SYSTEM, None, test_only=False)
-            return self._transaction(Txn(datastore, SYSTEM, None, [whole]))
+                return self._candidate.edit([whole], SYSTEM, None, test_only=False)
+            return self._core.transaction(Txn(datastore, SYSTEM, None, [whole]))
 
     # ------------------------------------------------------------------ locks
 
     def lock(self, datastore: DatastoreName, session: str) -> None:
         """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
         with self._lock:
-            if datastore is DatastoreName.CANDIDATE and self.candidate.modified:
+            if datastore is DatastoreName.CANDIDATE and self._candidate.modified:
                 raise refuse(
                     "lock-denied",
                     "the candidate has uncommitted changes",
@@ -137,4 +124,4 @@ class DatastoreOperations:
         """Free a closed session's locks; its candidate changes go with the candidate lock."""
         with self._lock:
             if DatastoreName.CANDIDATE in self._locks.release(session):
-                self.candidate.discard()
+                self._candidate.discard()

@@ -36,6 +36,7 @@ from typing import Any
 
 from controller.datastore import schemawalk as sw
 from controller.model import nodes
+from controller.types import DataPath, SchemaPath
 
 schema_path = sw.schema_path
 UNBOUNDED = 0xFFFFFFFF
@@ -47,9 +48,9 @@ class OutRef:
 
     leaf: str  # data path of the referring node relative to the unit node ("" for itself)
     multi: bool  # the path crosses a nested list or is a leaf-list: several instances
-    target_list: str | None  # schema path of the referenced list unit (its single key)
+    target_list: SchemaPath | None  # the referenced list unit (its single key)
     target_key: str | None
-    target_leaf: str | None  # data path of a container-only target leaf
+    target_leaf: DataPath | None  # a container-only target leaf
 
 
 @dataclass
@@ -57,7 +58,7 @@ class Unit:
     """A part of the data validated locally: a list's entries or one subtree."""
 
     snode: Any
-    path: str  # schema path (= data path without predicates)
+    path: SchemaPath  # the data path without predicates
     depth: int  # number of steps of an instance path
     keys: tuple[str, ...]
     uniques: tuple[tuple[str, ...], ...]
@@ -75,9 +76,9 @@ class Unit:
 class Plan:
     """The units of a schema, by schema path, and why the others are not."""
 
-    units: dict[str, Unit]
-    refused: dict[str, str]
-    choice_scopes: tuple[str, ...] = ()  # data paths under which libyang may drop a unit's case
+    units: dict[SchemaPath, Unit]
+    refused: dict[SchemaPath, str]
+    choice_scopes: tuple[SchemaPath, ...] = ()  # where libyang may drop a unit's case
 
 
 def _list_unit(snode: Any) -> Unit:
@@ -125,7 +126,7 @@ def _candidate(snode: Any) -> Unit | None:
     return _subtree_unit(snode)
 
 
-def _owner(units: dict[str, Unit], snode: Any) -> Unit | None:
+def _owner(units: dict[SchemaPath, Unit], snode: Any) -> Unit | None:
     return next((u for u in units.values() if sw.within(snode, u.snode)), None)
 
 
@@ -143,8 +144,8 @@ class _Planner:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.config = [n for top in sw.top_nodes(ctx) for n in sw.walk(top) if sw.is_config(n)]
-        self.units: dict[str, Unit] = {}
-        self.refused: dict[str, str] = {}
+        self.units: dict[SchemaPath, Unit] = {}
+        self.refused: dict[SchemaPath, str] = {}
         for snode in self.config:
             unit = _candidate(snode)
             if unit is not None:
@@ -262,15 +263,16 @@ class _Planner:
         if not plain:
             self.refuse(home, f"leafref {schema_path(snode)} cannot be checked locally")
             return False
-        home.out_refs.append(OutRef(relative, multi, None, None, schema_path(target)))
+        under_containers = DataPath(schema_path(target))  # no list above: no predicates
+        home.out_refs.append(OutRef(relative, multi, None, None, under_containers))
         return True
 
-    def scopes(self) -> tuple[str, ...]:
-        found = set()
+    def scopes(self) -> tuple[SchemaPath, ...]:
+        found: set[SchemaPath] = set()
         for unit in self.units.values():
             if unit.rivals:
                 parent = sw.choice_parent(unit.snode)
-                found.add(schema_path(parent) if parent else "/")
+                found.add(schema_path(parent) if parent else SchemaPath("/"))
         return tuple(sorted(found))
 
 

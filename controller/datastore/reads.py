@@ -17,6 +17,7 @@ from controller.datastore.errors import refuse
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
+from controller.types import DataPath
 
 _WD_FLAGS = {
     None: nodes.lib.LYD_PRINT_WD_EXPLICIT,  # the server's basic mode (RFC 6243 2.3)
@@ -72,7 +73,7 @@ def select(ctx: Any, first: Node, xpath: str) -> Node:
     return result[0]
 
 
-def fields_xpath(target: str | None, fields: str) -> str:
+def fields_xpath(target: DataPath | None, fields: str) -> str:
     """RFC 8040 4.8.3 ``fields`` as an XPath union relative to the target."""
     base = "" if target is None else target
     return " | ".join(f"{base}/{path}" for path in expand_fields(fields))
@@ -208,7 +209,7 @@ def _depth_copy(ctx: Any, tree: Node, request: ReadRequest) -> Node:
     return nodes.top_of(copy)
 
 
-def within(path: str | None, region: str) -> bool:
+def within(path: DataPath | None, region: DataPath) -> bool:
     """Whether a read of ``path`` and a subtree at ``region`` overlap."""
     if path is None:
         return True

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from controller.datastore import datapath
 from controller.datastore.api import Revision
+from controller.types import DataPath
 
 Mark = tuple[int, datetime]
 
@@ -31,9 +32,9 @@ class Revisions:
         self._token = secrets.token_hex(4)
         self._serial = 0
         self._base: Mark = (0, base_time or datetime.now(UTC))
-        self._node: dict[str, Mark] = {}
-        self._subtree: dict[str, Mark] = {}
-        self._known: dict[str, Revision] = {}  # of(path) since the last change (reads repeat)
+        self._node: dict[DataPath, Mark] = {}
+        self._subtree: dict[DataPath, Mark] = {}
+        self._known: dict[DataPath, Revision] = {}  # of(path) since the last change (reads repeat)
         self._pending: Mark | None = None
 
     def _revision(self, mark: Mark) -> Revision:
@@ -43,7 +44,7 @@ class Revisions:
         """The revision of the whole datastore."""
         return self._revision(max((self._base, self._node.get(datapath.ROOT, self._base))))
 
-    def of(self, path: str | None) -> Revision:
+    def of(self, path: DataPath | None) -> Revision:
         """The revision of the resource at a data path (None: the datastore)."""
         if path is None or path == datapath.ROOT:
             return self.datastore()
@@ -62,7 +63,7 @@ class Revisions:
         self._pending = (self._serial + 1, datetime.now(UTC))
         return self._revision(self._pending)
 
-    def record(self, changed: Iterable[str], whole: Iterable[str]) -> Revision:
+    def record(self, changed: Iterable[DataPath], whole: Iterable[DataPath]) -> Revision:
         """Mark a committed transaction: ``changed`` nodes and ``whole`` subtrees."""
         mark: Mark = self._pending or (self._serial + 1, datetime.now(UTC))
         self._pending = None

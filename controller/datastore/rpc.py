@@ -30,6 +30,7 @@ from controller.datastore.errors import refuse
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
+from controller.types import DataPath, SchemaPath
 
 # No entities, no network: RPC input comes from clients.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
@@ -48,11 +49,11 @@ _PREFIX_DECLARATION = re.compile(r'\sxmlns:([A-Za-z_][\w.-]*)="([^"]*)"')
 class Operation:
     """An RPC or action resolved against the schema: what invoking it needs of the schema."""
 
-    path: str  # the data path invoked (an action's includes the list keys)
+    path: DataPath  # invoked (an action's includes the list keys)
     schema: Any  # the compiled lysc_node of the RPC or action
     name: str  # module:name
     namespace: str
-    schema_path: str  # the path without predicates, the key of the handler
+    schema_path: SchemaPath  # the path without predicates, the key of the handler
     is_rpc: bool
     input_reads_running: bool = True  # validating the input needs running (and its lock)
     output_reads_running: bool = True  # the same for the output
@@ -63,7 +64,7 @@ class Operation:
         return self.name.split(":", 1)[0]
 
 
-def resolve(ctx: Any, path: str) -> Operation:
+def resolve(ctx: Any, path: DataPath) -> Operation:
     """The operation at a data path; ``operation-not-supported`` if there is none."""
     schema = operation_schema(ctx, path)
     return Operation(
@@ -124,7 +125,7 @@ def _inside(atoms: list[Any] | None, schema: Any) -> bool:
     return atoms is not None and all(sw.within(atom, schema) for atom in atoms)
 
 
-def operation_schema(ctx: Any, path: str) -> Any:
+def operation_schema(ctx: Any, path: DataPath) -> Any:
     """The compiled RPC or action node at a data path; ``operation-not-supported`` if none."""
     schema = nodes.lib.lys_find_path(ctx, nodes.ffi.NULL, datapath.schema_path(path).encode(), 0)
     nodes.lib.ly_err_clean(ctx, nodes.ffi.NULL)
@@ -179,7 +180,7 @@ def _renamed(document: str, operation: Operation) -> str | None:
     return f'{{"{operation.name}":{document[found.end() :]}'
 
 
-def envelope(ctx: Any, path: str, schema: Any, members: dict[str, object]) -> str:
+def envelope(ctx: Any, path: DataPath, schema: Any, members: dict[str, object]) -> str:
     """The YANG-form JSON document of an operation invocation (actions: with their parents)."""
     name = qualified_name(schema)
     if schema.nodetype & nodes.lib.LYS_RPC:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from controller.model import native, nodes
+from controller.types import SchemaPath
 
 LEAFREF = nodes.lib.LY_TYPE_LEAFREF
 UNION = nodes.lib.LY_TYPE_UNION
@@ -24,12 +25,12 @@ _SCHEMA_ONLY = nodes.lib.LYS_CHOICE | nodes.lib.LYS_CASE
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.)]*")
 
 
-def schema_path(snode: Any) -> str:
+def schema_path(snode: Any) -> SchemaPath:
     """The data path of a schema node, without predicates (choice and case left out)."""
     buf = nodes.ffi.new("char[]", _PATH_BUF)
     snode = nodes.ffi.cast("struct lysc_node *", snode)
     nodes.lib.lysc_path(snode, nodes.lib.LYSC_PATH_DATA, buf, _PATH_BUF)
-    return str(nodes.ffi.string(buf).decode())
+    return SchemaPath(str(nodes.ffi.string(buf).decode()))
 
 
 def name(snode: Any) -> str:

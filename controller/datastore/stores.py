@@ -8,7 +8,6 @@ does not require it to survive, and a restart ends every session that could have
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from controller.datastore.tree import Tree
 from controller.errors import CatsError
 from controller.model import nodes
 from controller.model.schema import Encoding
+from controller.types import DataPath
 
 COMPACT_MINIMUM = 1 << 20  # journal bytes before compaction is considered
 
@@ -41,13 +41,14 @@ def edit_record(edit: Edit) -> dict[str, object]:
 
 def edit_from_record(record: dict[str, Any]) -> Edit:
     """The inverse of :func:`edit_record`."""
+    point = record.get("point")
     return Edit(
         EditOperation(record["op"]),
-        record["path"],
+        DataPath(record["path"]),
         record.get("value"),
         Encoding(record.get("encoding", "json")),
         InsertWhere(record["where"]) if record.get("where") else None,
-        record.get("point"),
+        DataPath(point) if point is not None else None,
     )
 
 
@@ -162,12 +163,3 @@ class ConfigStore:
         nodes.free_all(self.tree.replace(nodes.ffi.NULL))
         if self.journal is not None:
             self.journal.close()
-
-
-@dataclasses.dataclass
-class CandidateState:
-    """The candidate: None until edited (reads see running), then a copy and its edit log."""
-
-    tree: Any = None
-    base_txid: int = 0
-    edits: list[Edit] = dataclasses.field(default_factory=list)

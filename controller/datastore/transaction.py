@@ -32,13 +32,15 @@ from controller.errors import CatsError, ErrorItem
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
+from controller.types import DataPath
 
 #: Raises when the principal may not do an access on a path (the core's access check).
-Guard = Callable[[Access, str], None]
+Guard = Callable[[Access, DataPath], None]
 
 _CREATING = (EditOperation.CREATE, EditOperation.INSERT)
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
 _RESTCONF_DATA = "ietf-restconf:data"
+_UNSET = DataPath("")  # Applied.created_from before __post_init__
 
 
 @dataclass
@@ -56,11 +58,11 @@ class Txn:
 class Applied:
     """What one edit did to one node: its canonical path, and how."""
 
-    path: str
+    path: DataPath
     access: Access  # CREATE, UPDATE or DELETE
-    whole: tuple[str, ...] = ()  # subtrees entirely new, replaced or gone (revisions)
+    whole: tuple[DataPath, ...] = ()  # subtrees entirely new, replaced or gone (revisions)
     old: Node = field(default=None, compare=False)  # the copy kept by the undo log, if any
-    created_from: str = ""  # the highest node this edit created (its path when none above)
+    created_from: DataPath = _UNSET  # the highest node this edit created (its path when none above)
 
     def __post_init__(self) -> None:
         if not self.created_from:
@@ -89,7 +91,7 @@ class Applier:
         self.applied: list[Applied] = []
         self._pending: Node = None
 
-    def find(self, path: str) -> Node | None:
+    def find(self, path: DataPath) -> Node | None:
         """The node at a data path in the tree."""
         return self.tree.find(path)
 
@@ -189,7 +191,7 @@ class Applier:
             self._merge(top)
             if before is not None:
                 self._move_to(path, InsertWhere.BEFORE, before)
-            whole: tuple[str, ...] = (path,)
+            whole: tuple[DataPath, ...] = (path,)
         else:
             whole = tuple(_terminal_paths(value))
             self._merge(top)
@@ -201,7 +203,7 @@ class Applier:
         self._pending = None
         self.tree.merge(top)
 
-    def _first_missing(self, path: str) -> str:
+    def _first_missing(self, path: DataPath) -> DataPath:
         """The path of the highest ancestor-or-self of ``path`` that does not exist yet."""
         parts = datapath.steps(path)
         for index in range(1, len(parts) + 1):
@@ -221,7 +223,7 @@ class Applier:
         self._position(edit, path, default=InsertWhere.LAST)
         self.applied.append(Applied(path, Access.UPDATE, (datapath.parent(path),)))
 
-    def _position(self, edit: Edit, path: str, default: InsertWhere | None = None) -> None:
+    def _position(self, edit: Edit, path: DataPath, default: InsertWhere | None = None) -> None:
         where = edit.where or default
         if where is None:
             return
@@ -232,7 +234,7 @@ class Applier:
             raise refuse("missing-attribute", f"insert {where} needs a point", path)
         self._move_to(path, where, edit.point)
 
-    def _move_to(self, path: str, where: InsertWhere, point: str | None) -> None:
+    def _move_to(self, path: DataPath, where: InsertWhere, point: DataPath | None) -> None:
         node = self.find(path)
         anchor = self._anchor(node, where, point)
         if anchor is None or anchor == node:
@@ -243,9 +245,9 @@ class Applier:
         else:
             self.tree.move_before(anchor, node)
 
-    def _anchor(self, node: Node, where: InsertWhere, point: str | None) -> Node | None:
+    def _anchor(self, node: Node, where: InsertWhere, point: DataPath | None) -> Node | None:
         if where in (InsertWhere.BEFORE, InsertWhere.AFTER):
-            anchor = self.find(point or "")
+            anchor = self.find(point or DataPath(""))
             if anchor is None or anchor.schema != node.schema:
                 raise refuse("invalid-value", "the insert point does not exist", point)
             return anchor
@@ -265,7 +267,8 @@ class Applier:
 
     def _apply_root(self, edit: Edit) -> None:
         if edit.operation in _REMOVING or edit.operation is EditOperation.REPLACE:
-            self.guard(Access.DELETE if edit.operation in _REMOVING else Access.UPDATE, "/")
+            needed = Access.DELETE if edit.operation in _REMOVING else Access.UPDATE
+            self.guard(needed, datapath.ROOT)
             top = None
             if edit.operation is EditOperation.REPLACE:
                 text = unwrap_root(edit.value or "{}", edit.encoding)
@@ -290,7 +293,7 @@ class Applier:
             self.apply(Edit(edit.operation, path, document, Encoding.JSON))
 
 
-def _under(item: ErrorItem, parent_path: str) -> ErrorItem:
+def _under(item: ErrorItem, parent_path: DataPath) -> ErrorItem:
     """An error of a value parsed under a parent, with the path from the datastore root.
 
     libyang reports such paths from the parsed node down (``/mod:entry[id='2']/weight``).
@@ -313,9 +316,9 @@ def _instances(node: Node) -> list[Node]:
     return [sibling for sibling in nodes.siblings(first) if sibling.schema == node.schema]
 
 
-def _terminal_paths(node: Node) -> list[str]:
+def _terminal_paths(node: Node) -> list[DataPath]:
     """Paths of the leaves, leaf-lists and empty nodes of a small subtree (what a merge sets)."""
-    found: list[str] = []
+    found: list[DataPath] = []
     stack = [node]
     while stack:
         current = stack.pop()
@@ -358,11 +361,12 @@ def _missing(tree: Tree | None, path: str, applied: list[Applied]) -> str | None
         return None
     parts = datapath.steps(path)
     parent_steps, child = parts[:-1], parts[-1]
+    parent_shape = "/" + "/".join(parent_steps)  # a schema location, as libyang gave it
     starts: list[tuple[Node, list[str]]] = []
     for record in applied:
         depth = len(datapath.steps(record.path))
         shape = datapath.schema_path(record.path)
-        if record.path != datapath.ROOT and datapath.is_within(datapath.join(parent_steps), shape):
+        if record.path != datapath.ROOT and datapath.is_within(parent_shape, shape):
             node = tree.find(record.path)
             if node is not None:
                 starts.append((node, parent_steps[depth:]))

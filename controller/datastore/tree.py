@@ -20,6 +20,7 @@ from controller.datastore import datapath
 from controller.errors import CatsError
 from controller.model import nodes
 from controller.model.nodes import Node
+from controller.types import DataPath
 
 TopKey = tuple[int, tuple[str, ...]]  # (address of the schema node, canonical key values)
 _NULL = nodes.ffi.NULL
@@ -133,7 +134,7 @@ class Tree:
         self._steps[step] = key
         return key
 
-    def find(self, path: str) -> Node | None:
+    def find(self, path: DataPath) -> Node | None:
         """The node at a data path, its top-level step through the index (like
         :func:`nodes.find`: None when absent, ``unknown-element`` for a path not in the
         schema)."""

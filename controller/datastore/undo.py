@@ -15,6 +15,7 @@ from controller.datastore import datapath
 from controller.datastore.tree import Tree
 from controller.model import nodes
 from controller.model.nodes import Node
+from controller.types import DataPath
 
 
 class UndoKind(Enum):
@@ -31,9 +32,9 @@ class UndoRecord:
     """One step to undo (``saved`` is owned by the log until commit or rollback)."""
 
     kind: UndoKind
-    path: str
+    path: DataPath
     saved: Node = None
-    before: str | None = None  # data path of the next sibling, for ordered-by user entries
+    before: DataPath | None = None  # the next sibling, for ordered-by user entries
 
 
 class UndoLog:
@@ -61,7 +62,7 @@ class UndoLog:
                 nodes.free_all(record.saved)
         self.records.clear()
 
-    def _find(self, path: str) -> Node | None:
+    def _find(self, path: DataPath) -> Node | None:
         return self._tree.find(path)
 
     def _undo(self, record: UndoRecord) -> None:
@@ -82,7 +83,7 @@ class UndoLog:
             self._tree.unlink(current)
             self._place(current, record.path, record.before)
 
-    def _place(self, node: Node, path: str, before: str | None) -> None:
+    def _place(self, node: Node, path: DataPath, before: DataPath | None) -> None:
         """Link a detached node back under its parent, before ``before`` when that exists."""
         neighbour = self._find(before) if before is not None else None
         if neighbour is not None:
@@ -93,7 +94,7 @@ class UndoLog:
         self._tree.link(parent, node)
 
 
-def next_sibling_path(node: Node) -> str | None:
+def next_sibling_path(node: Node) -> DataPath | None:
     """The path of the next instance of the same ordered-by user list, if any."""
     if not nodes.is_user_ordered(node):
         return None

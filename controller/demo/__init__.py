@@ -1,4 +1,4 @@
-"""``catsctl demo``: the end-to-end main job on loopback (DESIGN.md, issue 8).
+"""``catsctl demo``: the whole system end to end on loopback (docs/architecture.md).
 
 The package is imported by every ``catsctl`` command for its parser, so it re-exports only
 that; the demo itself (``controller.demo.run``) is imported when the command runs.

@@ -105,16 +105,32 @@ def _advertise(run: Run) -> list[str]:
 def legend_rows(locators: dict[str, str], delays: dict[str, float]) -> list[list[str]]:
     """The episode's candidates: where they are and what their C-SMAs advertise."""
     return [
-        [c.letter, locators.get(c.letter, "-"), f"{c.site} via {c.egress}", c.csma,
-         f"{c.spec.free_capacity:.1f}", f"{c.spec.wait * 1000:g}",
-         f"{delays.get(c.letter, c.spec.delay) * 1000:g}", f"{c.spec.bw / 1e9:g}",
-         ", ".join(c.spec.holds)]
+        [
+            c.letter,
+            locators.get(c.letter, "-"),
+            f"{c.site} via {c.egress}",
+            c.csma,
+            f"{c.spec.free_capacity:.1f}",
+            f"{c.spec.wait * 1000:g}",
+            f"{delays.get(c.letter, c.spec.delay) * 1000:g}",
+            f"{c.spec.bw / 1e9:g}",
+            ", ".join(c.spec.holds),
+        ]
         for c in CANDIDATES
-    ]  # fmt: skip
+    ]
 
 
-LEGEND_HEADER = ["candidate", "CSCI-ID", "site", "C-SMA", "free capacity", "queue p95 ms",
-                 "path p95 ms", "path GB/s", "holds (reuse keys)"]  # fmt: skip
+LEGEND_HEADER = [
+    "candidate",
+    "CSCI-ID",
+    "site",
+    "C-SMA",
+    "free capacity",
+    "queue p95 ms",
+    "path p95 ms",
+    "path GB/s",
+    "holds (reuse keys)",
+]
 
 
 def episode_played(run: Run) -> Step:
@@ -136,16 +152,30 @@ def episode_played(run: Run) -> Step:
     secret.write_text(settings.agent_password + "\n", encoding="utf-8")
     exchanges = folder / "gateway-exchanges.json"
     began = time.monotonic()
-    code, output = bed.launcher.run("gateway", [
-        "gateway", str(path), "--cps-url", bed.cps.root, "--username", GATEWAY_USER,
-        "--password-file", str(secret), "--log", str(exchanges),
-    ], timeout=GATEWAY_TIMEOUT_S)  # fmt: skip
+    code, output = bed.launcher.run(
+        "gateway",
+        [
+            "gateway",
+            str(path),
+            "--cps-url",
+            bed.cps.root,
+            "--username",
+            GATEWAY_USER,
+            "--password-file",
+            str(secret),
+            "--log",
+            str(exchanges),
+        ],
+        timeout=GATEWAY_TIMEOUT_S,
+    )
     run.seen |= {"ended": time.monotonic(), "announced": announced(described)}
     run.seen["exchanges"] = json.loads(exchanges.read_text()) if exchanges.exists() else {}
     said = [line for line in output.splitlines() if line.strip()]
     last = said[-1] if said else "-"
-    lines.append(f"    -> catsctl gateway {EXAMPLE.relative_to(ROOT)} (close: false) exited "
-                 f"{code} in {time.monotonic() - began:.1f} s: {last}")  # fmt: skip
+    lines.append(
+        f"    -> catsctl gateway {EXAMPLE.relative_to(ROOT)} (close: false) exited "
+        f"{code} in {time.monotonic() - began:.1f} s: {last}"
+    )
     session = run.seen["session"] = _session(run)
     lines += records.decision_table(session.get("decision-record", []), _names(run))
     problems = [f"the gateway: {line.strip()}" for line in said if "FAILED" in line]
@@ -159,8 +189,11 @@ def _reserved(run: Run) -> list[str]:
     """Every reserve-state a C-SMA answered for the session: none without a migration."""
     found = []
     for site, exchanges in _csma_exchanges(run).items():
-        found += [f"{site} answered reserve-state for {e.get('csci-id')}"
-                  for e in exchanges if e.get("operation") == "reserve-state"]  # fmt: skip
+        found += [
+            f"{site} answered reserve-state for {e.get('csci-id')}"
+            for e in exchanges
+            if e.get("operation") == "reserve-state"
+        ]
     return found
 
 
@@ -185,8 +218,10 @@ def _csma_exchanges(run: Run) -> dict[str, list[Json]]:
 
 def step30_kept(run: Run) -> Step:
     """6.8 and 8.4 at step 30: C kept though B reports more free capacity."""
-    title = ("step 30: C kept though B reports more free capacity; at B a 3.0 s transfer "
-             "against a 128 s recompute")  # fmt: skip
+    title = (
+        "step 30: C kept though B reports more free capacity; at B a 3.0 s transfer "
+        "against a 128 s recompute"
+    )
     session: Json = run.seen.get("session", {})
     record = records.record_at(session, "t1-step-boundary")
     locators, names = run.bed.locators, _names(run)
@@ -210,21 +245,28 @@ def step30_kept(run: Run) -> Step:
 
 def _overrun_line(run: Run) -> str:
     """The invalidation-notice the gateway sent, as its log has it."""
-    sent = [e for e in run.seen.get("exchanges", {}).get("exchanges", [])
-            if str(e.get("operation")).endswith("invalidation-notice")]  # fmt: skip
+    sent = [
+        e
+        for e in run.seen.get("exchanges", {}).get("exchanges", [])
+        if str(e.get("operation")).endswith("invalidation-notice")
+    ]
     if not sent:
         return "    the gateway sent no invalidation-notice"
     progress = sent[-1].get("input", {}).get("step-progress", {})
     answer = "acted on" if sent[-1].get("output", {}).get("acted-on") else "not acted on"
-    return (f"    the gateway reported step-overrun (MSG-14): {progress.get('endpoint')} still "
-            f"running after {progress.get('elapsed')} ms, expected {progress.get('expected')} ms"
-            f": {answer}")  # fmt: skip
+    return (
+        f"    the gateway reported step-overrun (MSG-14): {progress.get('endpoint')} still "
+        f"running after {progress.get('elapsed')} ms, expected {progress.get('expected')} ms"
+        f": {answer}"
+    )
 
 
 def tail_event(run: Run) -> Step:
     """8.4 T8: the overrun is a tail event; the reduced retrieval set, no migration."""
-    title = ("the retrieval tool at 4 s against 100 ms is a tail event (T8): reduced retrieval "
-             "set applied, no migration")  # fmt: skip
+    title = (
+        "the retrieval tool at 4 s against 100 ms is a tail event (T8): reduced retrieval "
+        "set applied, no migration"
+    )
     session: Json = run.seen.get("session", {})
     record = records.record_at(session, "t8-tail-event")
     known: list[Json] = run.seen.get("announced", [])
@@ -263,9 +305,13 @@ def _through_ingress(run: Run) -> tuple[list[str], list[str]]:
     """A client request of the session's step 30 through the ingress forwarder (the C-TC's
     attribution in headers): it must reach C, and only C."""
     ingress = run.bed.forwarders[INGRESS_NAME]
-    headers = {"CATS-Service-Id": AGENT_CS_ID, "CATS-Session-Id": SESSION,
-               "CATS-Turn-Id": str(STEP[0]), "CATS-Step-Id": str(STEP[1]),
-               "Connection": "close"}  # fmt: skip
+    headers = {
+        "CATS-Service-Id": AGENT_CS_ID,
+        "CATS-Session-Id": SESSION,
+        "CATS-Turn-Id": str(STEP[0]),
+        "CATS-Step-Id": str(STEP[1]),
+        "Connection": "close",
+    }
     before = _served(run)
     try:
         reply = requests.get(f"{ingress.url}/infer", headers=headers, timeout=10)
@@ -287,12 +333,17 @@ def _through_ingress(run: Run) -> tuple[list[str], list[str]]:
 
 def rule_installed(run: Run) -> Step:
     """P8, MSG-10: the commitment is one steering rule at the ingress forwarder."""
-    title = ("the commitment to C is one steering rule at the ingress forwarder (P8, MSG-10); "
-             "a request of step 30 lands at C")  # fmt: skip
+    title = (
+        "the commitment to C is one steering rule at the ingress forwarder (P8, MSG-10); "
+        "a request of step 30 lands at C"
+    )
     session: Json = run.seen.get("session", {})
     try:
-        found = wait_until(f"a rule for {SESSION} at the ingress forwarder",
-                           lambda: _rules(run), timeout=RULE_TIMEOUT_S)  # fmt: skip
+        found = wait_until(
+            f"a rule for {SESSION} at the ingress forwarder",
+            lambda: _rules(run),
+            timeout=RULE_TIMEOUT_S,
+        )
     except WaitTimeout as exc:  # the session goes on to its close
         return Step("G2", title, (), (str(exc),))
     rows = [records.rule_row(r, _names(run)) for r in found]
@@ -318,17 +369,22 @@ def session_closed(run: Run) -> Step:
         client.close()
     session = _session(run)
     spent = records.consumed(session, *STEP)
-    released = {name: [e for e in found if e.get("operation") == "release-state"]
-                for name, found in _csma_exchanges(run).items()}  # fmt: skip
+    released = {
+        name: [e for e in found if e.get("operation") == "release-state"]
+        for name, found in _csma_exchanges(run).items()
+    }
     wait_until(f"the rule of {SESSION} removed", lambda: not _rules(run), timeout=RULE_TIMEOUT_S)
     lines = [
         f"    -> close-session (MSG-16): the session is {session.get('state')}; accounting of "
         f"turn 1 step 30: {records.amounts(spent)}",
-        *(f"    {name}: release-state for {', '.join(map(str, e.get('csci-id', [])))} "
-          f"({', '.join(map(str, e.get('reuse-key', [])))})"
-          for name, found in released.items() for e in found),
+        *(
+            f"    {name}: release-state for {', '.join(map(str, e.get('csci-id', [])))} "
+            f"({', '.join(map(str, e.get('reuse-key', [])))})"
+            for name, found in released.items()
+            for e in found
+        ),
         "    the ingress forwarder no longer holds a rule for the session",
-    ]  # fmt: skip
+    ]
     problems = records.close_problems(session, before, spent, CONSUMED)
     holder = BY_LETTER[KEPT].csma
     if [e.get("csci-id") for e in released.get(holder, [])] != [[KEPT]]:

@@ -233,10 +233,20 @@ def _start_cps(launcher: Launcher, settings: BedSettings, where: Addresses) -> C
         seed = episode.with_agent_selection(seed, netconf, settings.agent_password, where.locators)
     ports = where.ports
     path = t.write_json(settings.folder / "cps-init.json", seed)
-    return launcher.start("cps", [
-        "serve", "--state-dir", str(settings.folder / "cps"), "--init-data", str(path),
-        "--restconf-port", str(ports["restconf"]), "--netconf-port", str(ports["netconf"]),
-    ])  # fmt: skip
+    return launcher.start(
+        "cps",
+        [
+            "serve",
+            "--state-dir",
+            str(settings.folder / "cps"),
+            "--init-data",
+            str(path),
+            "--restconf-port",
+            str(ports["restconf"]),
+            "--netconf-port",
+            str(ports["netconf"]),
+        ],
+    )
 
 
 def _csma_ports(settings: BedSettings) -> dict[str, CsmaPorts]:
@@ -254,10 +264,20 @@ def _start_csmas(launcher: Launcher, settings: BedSettings, cps: str, where: Add
             config = episode.with_agent_csma(config, site, password, where.locators)
         path = t.write_json(settings.folder / f"{site.csma}.json", config)
         port = where.csmas[site.site]
-        launcher.start(site.csma, [
-            "csma", "--config", str(path), "--state-dir", str(settings.folder / site.csma),
-            "--restconf-port", str(port.restconf), "--netconf-port", str(port.netconf),
-        ])  # fmt: skip
+        launcher.start(
+            site.csma,
+            [
+                "csma",
+                "--config",
+                str(path),
+                "--state-dir",
+                str(settings.folder / site.csma),
+                "--restconf-port",
+                str(port.restconf),
+                "--netconf-port",
+                str(port.netconf),
+            ],
+        )
 
 
 def _start_scis(
@@ -267,11 +287,22 @@ def _start_scis(
         csma = f"http://127.0.0.1:{csmas[sci.spec.site]}/restconf"
         config = t.sci_config(sci.spec, sci.port, csma, sci.instance_ports)
         path = t.write_json(settings.folder / f"{sci.spec.label}.json", config)
-        sci.child = launcher.start(sci.spec.label, [
-            "sci", "--config", str(path), "--state-dir", str(settings.folder / sci.spec.label),
-            "--username", sci.spec.user, "--password", settings.agent_password,
-            "--manage", f"127.0.0.1:{sci.manage}",
-        ])  # fmt: skip
+        sci.child = launcher.start(
+            sci.spec.label,
+            [
+                "sci",
+                "--config",
+                str(path),
+                "--state-dir",
+                str(settings.folder / sci.spec.label),
+                "--username",
+                sci.spec.user,
+                "--password",
+                settings.agent_password,
+                "--manage",
+                f"127.0.0.1:{sci.manage}",
+            ],
+        )
 
 
 def _locator_port(spec: t.SciSpec) -> int:
@@ -326,24 +357,47 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
         cnma_path = t.write_json(
             settings.folder / "cnma.json", t.cnma_config(cps_url, settings.agent_password)
         )
-        cnma = launcher.start("cnma", [
-            "cnma", "--config", str(cnma_path), "--state-dir", str(settings.folder / "cnma"),
-        ])  # fmt: skip
-        _ready(launcher, "the C-SMAs", lambda: all(
-            listening(p.restconf) and (not p.netconf or listening(p.netconf))
-            for p in csmas.values()
-        ))  # fmt: skip
-        _ready(launcher, "the service instances", lambda: all(
-            http_ok(f"http://127.0.0.1:{p}/health")
-            for s in scis for p in s.instance_ports.values()
-        ) and all(http_ok(f"http://{loc}/health") for loc in locators.values()))  # fmt: skip
+        cnma = launcher.start(
+            "cnma",
+            [
+                "cnma",
+                "--config",
+                str(cnma_path),
+                "--state-dir",
+                str(settings.folder / "cnma"),
+            ],
+        )
+        _ready(
+            launcher,
+            "the C-SMAs",
+            lambda: all(
+                listening(p.restconf) and (not p.netconf or listening(p.netconf))
+                for p in csmas.values()
+            ),
+        )
+        _ready(
+            launcher,
+            "the service instances",
+            lambda: (
+                all(
+                    http_ok(f"http://127.0.0.1:{p}/health")
+                    for s in scis
+                    for p in s.instance_ports.values()
+                )
+                and all(http_ok(f"http://{loc}/health") for loc in locators.values())
+            ),
+        )
         _start_scis(launcher, settings, {k: p.restconf for k, p in csmas.items()}, scis)
-        _ready(launcher, "the SCIs", lambda: all(
-            http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis
-        ))  # fmt: skip
-        _ready(launcher, "the forwarders", lambda: all(
-            forwarder_up(f, password) for f in forwarders.values()
-        ))  # fmt: skip
+        _ready(
+            launcher,
+            "the SCIs",
+            lambda: all(http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis),
+        )
+        _ready(
+            launcher,
+            "the forwarders",
+            lambda: all(forwarder_up(f, password) for f in forwarders.values()),
+        )
         labelled = {s.spec.label: s for s in scis}
         bed = Bed(
             settings, launcher, cps, ports, labelled, cnma, cnma_path, forwarders, csmas, locators

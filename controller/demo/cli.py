@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -18,24 +19,25 @@ def _stages(text: str) -> frozenset[str]:
     return keys
 
 
-def _milliseconds(text: str) -> str:
+def _checked_ms(text: str, too_low: Callable[[Decimal], bool], wanted: str) -> str:
+    """``text`` if it is a finite number of milliseconds with at most 3 decimals that is not
+    ``too_low``; else the argparse error, naming the bound ``wanted``."""
     try:
         value = Decimal(text)
     except InvalidOperation:
-        value = Decimal(-1)
-    if not value.is_finite() or value < ACCESS_MS or value != round(value, 3):
-        raise argparse.ArgumentTypeError(f"expected milliseconds >= 2 (3 decimals), got {text!r}")
+        value = Decimal("NaN")  # refused below, as not finite
+    if not value.is_finite() or too_low(value) or value != round(value, 3):
+        message = f"expected milliseconds {wanted} (3 decimals), got {text!r}"
+        raise argparse.ArgumentTypeError(message)
     return text
+
+
+def _milliseconds(text: str) -> str:
+    return _checked_ms(text, lambda value: value < ACCESS_MS, f">= {ACCESS_MS}")
 
 
 def _positive_ms(text: str) -> str:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        value = Decimal(0)
-    if not value.is_finite() or value <= 0 or value != round(value, 3):
-        raise argparse.ArgumentTypeError(f"expected milliseconds > 0 (3 decimals), got {text!r}")
-    return text
+    return _checked_ms(text, lambda value: value <= 0, "> 0")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -37,14 +37,21 @@ def ms(seconds: float) -> str:
 
 def meta(now: float, source: str) -> Json:
     """Fresh, attributed, asserted metadata (freshness bound 10 min)."""
-    return {"collected-at": iso(now), "freshness-bound": "600000", "source": source,
-            "confidence": "asserted"}  # fmt: skip
+    return {
+        "collected-at": iso(now),
+        "freshness-bound": "600000",
+        "source": source,
+        "confidence": "asserted",
+    }
 
 
 def dist(p95: float, median: float | None = None) -> Json:
     """A latency-distribution with median and p95 over the 60 s window."""
-    return {"median": ms(p95 / 2 if median is None else median), "p95": ms(p95),
-            "window": WINDOW_MS}  # fmt: skip
+    return {
+        "median": ms(p95 / 2 if median is None else median),
+        "p95": ms(p95),
+        "window": WINDOW_MS,
+    }
 
 
 @dataclass(frozen=True)
@@ -74,8 +81,13 @@ CPS_LOGIN = ("cps", "cps-secret")  # how the C-PS logs in at the C-SMAs (SSH pas
 
 def c_sma(port: int, name: str = "csma-1", login: tuple[str, str] = CPS_LOGIN) -> Json:
     """The ``c-sma`` container of a candidate: a C-SMA on loopback and the C-PS's login."""
-    return {"name": name, "address": "127.0.0.1", "port": port, "username": login[0],
-            "password": login[1]}  # fmt: skip
+    return {
+        "name": name,
+        "address": "127.0.0.1",
+        "port": port,
+        "username": login[0],
+        "password": login[1],
+    }
 
 
 def config(
@@ -85,12 +97,20 @@ def config(
     NETCONF port) or behind the C-SMA that ``csma`` names for each."""
     route = (lambda _: c_sma(csma)) if isinstance(csma, int) else csma
     candidates = [
-        {"csci-id": s.csci_id, "cs-id": s.service, "region": "R", "trusted": True,
-         "c-sma": route(s)}
+        {
+            "csci-id": s.csci_id,
+            "cs-id": s.service,
+            "region": "R",
+            "trusted": True,
+            "c-sma": route(s),
+        }
         for s in specs
-    ]  # fmt: skip
-    tiers = [{"name": "small", "rank": 1}, {"name": "capable", "rank": 2},
-             {"name": "large", "rank": 3}]  # fmt: skip
+    ]
+    tiers = [
+        {"name": "small", "rank": 1},
+        {"name": "capable", "rank": 2},
+        {"name": "large", "rank": 3},
+    ]
     return {
         "capability-tiers": {"capability-tier": tiers},
         "selection-context": context or {},
@@ -101,39 +121,70 @@ def config(
 def computing(spec: Spec, now: float, source: str = C_SMA) -> Json:
     """The computing container of one advertise-capability candidate."""
     m = meta(now, source)
-    accelerator: Json = {"precision": [f"{AS}:bf16", f"{AS}:fp8"],
-                         "memory-free": str(int(spec.hbm_free)), **m}  # fmt: skip
+    accelerator: Json = {
+        "precision": [f"{AS}:bf16", f"{AS}:fp8"],
+        "memory-free": str(int(spec.hbm_free)),
+        **m,
+    }
     if spec.free_capacity is not None:
         accelerator["free-capacity"] = f"{spec.free_capacity:.4f}"
     modes = ["request-response", "streaming", "tool-call", "fan-out"]
     return {
-        "capability": {"tier-offered": spec.tier, "context-window": "200000",
-                       "mode": [f"{AS}:{x}" for x in modes], **m},
+        "capability": {
+            "tier-offered": spec.tier,
+            "context-window": "200000",
+            "mode": [f"{AS}:{x}" for x in modes],
+            **m,
+        },
         "accelerator": accelerator,
         "waiting-work": {"queue-delay": {**dist(spec.wait), **m}, **m},
         "token-rate": {"prefill-rate": f"{spec.prefill:.3f}", **m},
         "step-latency": {**dist(spec.latency), **m},
-        "artifact": {"weights-bytes": str(int(spec.weights)), "resident": True,
-                     "load-rate": "2000", **m},
-    }  # fmt: skip
+        "artifact": {
+            "weights-bytes": str(int(spec.weights)),
+            "resident": True,
+            "load-rate": "2000",
+            **m,
+        },
+    }
 
 
 def capability(specs: list[Spec], now: float, sequence: int = 1, source: str = C_SMA) -> Json:
     """advertise-capability (MSG-4) of the C-SMA ``source`` for every candidate."""
-    return {"c-sma": source, "sequence-number": str(sequence),
-            "candidate": [{"csci-id": s.csci_id, "computing": computing(s, now, source)}
-                          for s in specs]}  # fmt: skip
+    return {
+        "c-sma": source,
+        "sequence-number": str(sequence),
+        "candidate": [
+            {"csci-id": s.csci_id, "computing": computing(s, now, source)} for s in specs
+        ],
+    }
 
 
 def forwarding(specs: list[Spec], now: float, sequence: int = 1, source: str = C_NMA) -> Json:
     """advertise-forwarding-view (MSG-7) of the C-NMA ``source``: one path per candidate,
     p95 delay, median rtt."""
     m = meta(now, source)
-    return {"c-nma": source, "sequence-number": str(sequence),
-            "candidate": [{"csci-id": s.csci_id, "path-set": {"path": [
-                {"path-id": "p1", "egress-capacity": str(int(s.bw)),
-                 "delay": {**dist(s.delay, s.rtt), **m}, "region": ["R"], **m}]}}
-                for s in specs]}  # fmt: skip
+    return {
+        "c-nma": source,
+        "sequence-number": str(sequence),
+        "candidate": [
+            {
+                "csci-id": s.csci_id,
+                "path-set": {
+                    "path": [
+                        {
+                            "path-id": "p1",
+                            "egress-capacity": str(int(s.bw)),
+                            "delay": {**dist(s.delay, s.rtt), **m},
+                            "region": ["R"],
+                            **m,
+                        }
+                    ]
+                },
+            }
+            for s in specs
+        ],
+    }
 
 
 def episode() -> list[Spec]:

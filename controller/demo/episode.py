@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from controller.demo import drafts
-from controller.demo.topology import CF2, CF3, SITES, SM, SiteSpec
+from controller.demo import drafts, topology
+from controller.demo.topology import CF2, CF3, SITES, SM, InstanceSpec, SiteSpec
 from controller.types import Json
 
 AS = drafts.AS
@@ -72,11 +72,8 @@ BY_LETTER = {c.letter: c for c in CANDIDATES}
 
 def instance_args(placed: Placed, port: int) -> list[str]:
     """``catsctl service-instance`` standing for a candidate at ``address:port``."""
-    return [
-        "service-instance", "--listen", f"{placed.address}:{port}",
-        "--name", f"agent-{placed.letter.lower()}", "--capacity", "16",
-        "--service-time", "fixed", "--mean-ms", "5",
-    ]  # fmt: skip
+    spec = InstanceSpec(f"agent-{placed.letter.lower()}", capacity=16, service_ms=5)
+    return topology.instance_args(spec, port, placed.address)
 
 
 def localized(document: Json, locators: Mapping[str, str]) -> Json:
@@ -106,12 +103,18 @@ def csma_agent_config(site: SiteSpec, password: str, locators: Mapping[str, str]
     """What a site C-SMA adds for the episode: the C-PS's login, the reservation policy and
     its candidate with the reuse keys it holds (agents/csma config_state)."""
     instances = [
-        {"csci-id": locators[c.letter], "cs-id": c.spec.service, "capacity": 10**12,
-         "state": [{"tenant": drafts.TENANT, "reuse-key": key,
-                    "residency": "accelerator-memory"} for key in c.spec.holds]}
+        {
+            "csci-id": locators[c.letter],
+            "cs-id": c.spec.service,
+            "capacity": 10**12,
+            "state": [
+                {"tenant": drafts.TENANT, "reuse-key": key, "residency": "accelerator-memory"}
+                for key in c.spec.holds
+            ],
+        }
         for c in CANDIDATES
         if c.site == site.site
-    ]  # fmt: skip
+    ]
     return {
         "users": [{"name": CPS_USER, "password": password, "role": "cps"}],
         "reservations": {"validity": 30, "max-rate": 10, "window": 60},
@@ -144,8 +147,9 @@ def with_agent_selection(
         where = placed[candidate["csci-id"]]
         candidate |= {"site": where.site, "egress-forwarder": where.egress}
     attachments = seed[f"{SM}:csci-attachments"]["attachment"]
-    attached = [{"csci-id": locators[c.letter], "egress": c.egress, "site": c.site}
-                for c in CANDIDATES]  # fmt: skip
+    attached = [
+        {"csci-id": locators[c.letter], "egress": c.egress, "site": c.site} for c in CANDIDATES
+    ]
     return seed | {
         f"{AS}:agent-selection": document,
         f"{SM}:csci-attachments": {"attachment": [*attachments, *attached]},
@@ -167,16 +171,22 @@ def advertisements(
     """MSG-4 of each C-SMA for its candidate, MSG-7 of the C-NMA for both, stamped ``now``,
     with the forwarding p95 of a candidate replaced where ``delays`` (letter -> seconds) says."""
     found = [
-        Advertisement(c.csma, "advertise-capability",
-                      drafts.capability([c.located(locators)], now, source=c.csma))
+        Advertisement(
+            c.csma,
+            "advertise-capability",
+            drafts.capability([c.located(locators)], now, source=c.csma),
+        )
         for c in CANDIDATES
-    ]  # fmt: skip
+    ]
     specs = [
         replace(c.located(locators), delay=(delays or {}).get(c.letter, c.spec.delay))
         for c in CANDIDATES
     ]
     found.append(
-        Advertisement(CNMA_USER, "advertise-forwarding-view",
-                      drafts.forwarding(specs, now, source=CNMA_SOURCE))
-    )  # fmt: skip
+        Advertisement(
+            CNMA_USER,
+            "advertise-forwarding-view",
+            drafts.forwarding(specs, now, source=CNMA_SOURCE),
+        )
+    )
     return found

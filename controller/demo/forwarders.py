@@ -89,12 +89,23 @@ def start_forwarders(
         path = write_json(
             folder / f"forwarder-{spec.name}.json", forwarder_config(spec, tunnels, password)
         )
-        forwarder.child = launcher.start(f"forwarder-{spec.name}", [
-            "forwarder", "--config", str(path),
-            "--state-dir", str(folder / f"forwarder-{spec.name}"), "--clean",
-            "--listen", f"127.0.0.1:{forwarder.data}",
-            "--netconf-port", str(forwarder.netconf), "--restconf-port", str(forwarder.restconf),
-        ])  # fmt: skip
+        forwarder.child = launcher.start(
+            f"forwarder-{spec.name}",
+            [
+                "forwarder",
+                "--config",
+                str(path),
+                "--state-dir",
+                str(folder / f"forwarder-{spec.name}"),
+                "--clean",
+                "--listen",
+                f"127.0.0.1:{forwarder.data}",
+                "--netconf-port",
+                str(forwarder.netconf),
+                "--restconf-port",
+                str(forwarder.restconf),
+            ],
+        )
     return running
 
 

@@ -100,9 +100,16 @@ def decision_table(records: Sequence[Json], names: Names) -> list[str]:
     rows: list[list[str]] = []
     for record in records:
         why = reasons(record, names)
-        rows.append([str(record.get("record-id", "-")), point(record),
-                     str(record.get("step-id", "-")), local(record.get("outcome")),
-                     _name(names, record.get("selected", "-")), why[0]])  # fmt: skip
+        rows.append(
+            [
+                str(record.get("record-id", "-")),
+                point(record),
+                str(record.get("step-id", "-")),
+                local(record.get("outcome")),
+                _name(names, record.get("selected", "-")),
+                why[0],
+            ]
+        )
         rows += [["", "", "", "", "", clause] for clause in why[1:]]
     return grid(["#", "decision point", "step", "outcome", "candidate", "why"], rows)
 
@@ -123,17 +130,31 @@ def valuation_table(record: Json, free: Mapping[str, float], names: Names) -> li
         csci_id = str(entry.get("csci-id"))
         v = entry.get("valuation", {})
         capacity = free.get(csci_id)
-        rows.append([
-            _name(names, csci_id) + (" (selected)" if csci_id == record.get("selected") else ""),
-            "-" if capacity is None else f"{capacity:.1f}",
-            _ms(v.get("forwarding", {}).get("expected-time")),
-            _ms(v.get("computing", {}).get("expected-time")),
-            _bytes(v.get("state-bytes")),
-            _ms(v.get("transfer-time")), _ms(v.get("recompute-time")), _ms(v.get("state-cost")),
-            str(v.get("suitability", "-")),
-        ])  # fmt: skip
-    header = ["candidate", "free capacity", "forwarding ms", "computing ms", "state to place",
-              "transfer ms", "recompute ms", "state cost ms", "suitability"]  # fmt: skip
+        rows.append(
+            [
+                _name(names, csci_id)
+                + (" (selected)" if csci_id == record.get("selected") else ""),
+                "-" if capacity is None else f"{capacity:.1f}",
+                _ms(v.get("forwarding", {}).get("expected-time")),
+                _ms(v.get("computing", {}).get("expected-time")),
+                _bytes(v.get("state-bytes")),
+                _ms(v.get("transfer-time")),
+                _ms(v.get("recompute-time")),
+                _ms(v.get("state-cost")),
+                str(v.get("suitability", "-")),
+            ]
+        )
+    header = [
+        "candidate",
+        "free capacity",
+        "forwarding ms",
+        "computing ms",
+        "state to place",
+        "transfer ms",
+        "recompute ms",
+        "state cost ms",
+        "suitability",
+    ]
     return grid(header, rows)
 
 
@@ -152,10 +173,16 @@ def working_set_lines(session: Json, announced: Sequence[Json]) -> list[str]:
     """The session's working set as kept, and what was left behind."""
     shown = session.get("descriptor", {}).get("working-set", {}).get("element", [])
     kept = named(shown, announced)
-    rows = [[str(e.get("reuse-key")), local(e.get("element-class")), _bytes(e.get("element-size")),
-             "no" if e.get("sufficient") is False else "yes",
-             "kept" if e.get("reuse-key") in kept else "left behind"]
-            for e in announced]  # fmt: skip
+    rows = [
+        [
+            str(e.get("reuse-key")),
+            local(e.get("element-class")),
+            _bytes(e.get("element-size")),
+            "no" if e.get("sufficient") is False else "yes",
+            "kept" if e.get("reuse-key") in kept else "left behind",
+        ]
+        for e in announced
+    ]
     return grid(["element", "class", "size", "sufficient", "after the tail event"], rows)
 
 
@@ -254,10 +281,15 @@ def rule_row(rule: Json, names: Names) -> list[str]:
     match = rule.get("match", {})
     steps = f"{match.get('first-step', '-')}-{match.get('last-step', '')}".rstrip("-")
     csci_id = str(rule.get("csci-id"))
-    return [str(rule.get("commitment-id")), str(rule.get("cs-id")),
-            f"{match.get('session-id')} steps {steps}", f"{_name(names, csci_id)} {csci_id}",
-            str(rule.get("egress-forwarder")), f"{rule.get('lifetime', '-')} s",
-            str(rule.get("counters", {}).get("state", "-"))]  # fmt: skip
+    return [
+        str(rule.get("commitment-id")),
+        str(rule.get("cs-id")),
+        f"{match.get('session-id')} steps {steps}",
+        f"{_name(names, csci_id)} {csci_id}",
+        str(rule.get("egress-forwarder")),
+        f"{rule.get('lifetime', '-')} s",
+        str(rule.get("counters", {}).get("state", "-")),
+    ]
 
 
 RULE_HEADER = ["commitment", "CS-ID", "match", "CSCI-ID", "egress", "lifetime", "state"]
@@ -284,10 +316,13 @@ def rule_problems(rules: Sequence[Json], session: Json, egress: str) -> list[str
         *_is("the rule's instance", rule.get("csci-id"), current.get("csci-id")),
         *_is("the rule's egress", rule.get("egress-forwarder"), egress),
         *_is("the rule's session", match.get("session-id"), session.get("session-id")),
-        *_is("the rule's steps", (str(match.get("first-step")), str(match.get("last-step"))),
-             (str(steps.get("first")), str(steps.get("last")))),
+        *_is(
+            "the rule's steps",
+            (str(match.get("first-step")), str(match.get("last-step"))),
+            (str(steps.get("first")), str(steps.get("last"))),
+        ),
         *_is("the rule's state at the forwarder", rule.get("counters", {}).get("state"), "active"),
-    ]  # fmt: skip
+    ]
 
 
 def close_problems(

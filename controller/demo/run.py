@@ -1,5 +1,6 @@
 """``catsctl demo``: start the system on loopback, play the stages, print PASS/FAIL per step
-and a summary; exit 0 only if everything happened as the drafts say (DESIGN.md, issue 8)."""
+and a summary; exit 0 only if everything happened as the drafts say (service-metrics-op 7,
+agent draft 8.4; docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -58,11 +59,17 @@ class Printer:
 def legend(bed: Bed) -> list[str]:
     """The draft's names and the loopback locators standing in for them."""
     rows = [
-        [s.label, s.draft_csci_id, bed.csci(s.label), s.cs_id, f"{s.site} via {s.egress}",
-         str(s.price),
-         ", ".join(f"{i.name} ({i.capacity} slots, {i.service_ms} ms)" for i in s.instances)]
+        [
+            s.label,
+            s.draft_csci_id,
+            bed.csci(s.label),
+            s.cs_id,
+            f"{s.site} via {s.egress}",
+            str(s.price),
+            ", ".join(f"{i.name} ({i.capacity} slots, {i.service_ms} ms)" for i in s.instances),
+        ]
         for s in SCIS
-    ]  # fmt: skip
+    ]
     header = ["SCI", "draft CSCI-ID", "loopback CSCI-ID", "CS-ID", "site", "price", "instances"]
     return grid(header, rows) + forwarder_legend(bed)
 
@@ -105,19 +112,20 @@ def connect_lines(bed: Bed, password: str) -> list[str]:
     ns = f"urn:ietf:params:xml:ns:yang:{sm}"
     sci1 = bed.scis["SCI-1"].url
     lines = [
-        "", "The system stays up until Ctrl-C. Connect as admin / " + password + ":",
+        "",
+        "The system stays up until Ctrl-C. Connect as admin / " + password + ":",
         f"  curl -s -u admin:{password} {root}/data/{sm}:computing-service-table",
         f"  curl -s -u admin:{password} -X POST -H 'Content-Type: application/yang-data+json' \\",
         f"       {root}/operations/{sm}:select-service \\",
-        f"       -d '{{\"{sm}:input\": {{\"cs-id\": \"ARS\", \"ingress\": \"10.0.0.1\"}}}}'",
+        f'       -d \'{{"{sm}:input": {{"cs-id": "ARS", "ingress": "10.0.0.1"}}}}\'',
         f"  netconf-console2 --host 127.0.0.1 --port {nc} -u admin -p {password} "
         f"--get -x /{sm}:selection-decisions",
         "  python3 -c \"from ncclient import manager; m = manager.connect(host='127.0.0.1', "
         f"port={nc}, username='admin', password='{password}', hostkey_verify=False, "
         f"allow_agent=False, look_for_keys=False); print(m.get(('subtree', "
-        f"'<network-service-table xmlns=\\\"{ns}\\\"/>')).xml)\"",
+        f'\'<network-service-table xmlns=\\"{ns}\\"/>\')).xml)"',
         f"  curl -s {sci1}/ars      # a client request through SCI-1 (188.3.67.3:67)",
-    ]  # fmt: skip
+    ]
     if INGRESS_NAME in bed.forwarders:
         ingress = bed.forwarders[INGRESS_NAME]
         lines += [
@@ -211,8 +219,11 @@ def _run(options: DemoOptions, say: Printer, began: float) -> int:
         steered = agents or any(s.key == "F" for s in stages)
         more = ", 3 forwarders" if steered else ""
         more += " (the C-SMAs also answering for agent state)" if agents else ""
-        say("", f"S. Starting the C-PS, 5 service instances, 3 SCIs, 2 C-SMAs, a C-NMA{more} "
-                f"({folder})")  # fmt: skip
+        say(
+            "",
+            f"S. Starting the C-PS, 5 service instances, 3 SCIs, 2 C-SMAs, a C-NMA{more} "
+            f"({folder})",
+        )
         settings = BedSettings(folder, forwarders=steered, agents=agents)
         try:
             bed = stack.enter_context(start_bed(settings))

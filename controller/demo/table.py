@@ -12,8 +12,7 @@ from decimal import Decimal
 
 from controller.demo.expect import Candidate, Decision
 
-HEADER = ["candidate", "egress", "GAS", "CT ms", "delay ms", "TST ms", "price", "health",
-          "outcome"]  # fmt: skip
+HEADER = ["candidate", "egress", "GAS", "CT ms", "delay ms", "TST ms", "price", "health", "outcome"]
 
 
 def grid(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "    ") -> list[str]:

@@ -127,13 +127,21 @@ def cps_seed(users: dict[str, str], csci_ids: dict[str, str], heartbeat: int) ->
     }
 
 
-def instance_args(spec: InstanceSpec, port: int) -> list[str]:
+def instance_args(spec: InstanceSpec, port: int, address: str = "127.0.0.1") -> list[str]:
     """``catsctl service-instance`` arguments: fixed service time, ``capacity`` slots."""
     return [
-        "service-instance", "--listen", f"127.0.0.1:{port}", "--name", spec.name,
-        "--capacity", str(spec.capacity), "--service-time", "fixed",
-        "--mean-ms", str(spec.service_ms),
-    ]  # fmt: skip
+        "service-instance",
+        "--listen",
+        f"{address}:{port}",
+        "--name",
+        spec.name,
+        "--capacity",
+        str(spec.capacity),
+        "--service-time",
+        "fixed",
+        "--mean-ms",
+        str(spec.service_ms),
+    ]
 
 
 def sci_config(spec: SciSpec, port: int, csma_url: str, ports: dict[str, int]) -> Json:

@@ -16,6 +16,7 @@ from controller.errors import ErrorItem, ErrorType
 from controller.model import native
 from controller.model.errors import ModelError
 from controller.model.schema import Encoding, take_errors
+from controller.types import DataPath
 
 __all__ = [
     "CtxP",
@@ -202,12 +203,12 @@ def dup(node: Node, *, recursive: bool = True, with_parents: bool = False) -> No
     return out[0]
 
 
-def path_of(node: Node) -> str:
+def path_of(node: Node) -> DataPath:
     """The data path of a node, with key predicates (``lyd_path``)."""
     buf = ffi.new("char[]", PATH_BUF)
     if lib.lyd_path(node, lib.LYD_PATH_STD, buf, PATH_BUF) == ffi.NULL:
         raise ModelError(ErrorItem(ErrorType.APPLICATION, "operation-failed", "path too long"))
-    return str(ffi.string(buf).decode())
+    return DataPath(str(ffi.string(buf).decode()))
 
 
 def top_of(node: Node) -> Node:

@@ -20,7 +20,7 @@ from _libyang import ffi, lib
 
 from controller.errors import ErrorItem, ErrorType
 from controller.model.errors import ModelError
-from controller.types import DataPath
+from controller.types import DataPath, SchemaPath
 
 #: A data path in libyang's form: ``/module:node/list[key='v']``; ``/`` for the datastore root.
 
@@ -64,7 +64,7 @@ class SchemaNode:
     name: str
     kind: NodeKind
     namespace: str
-    schema_path: str  # JSON form: /mod:a/b/mod2:c
+    schema_path: SchemaPath  # JSON form: /mod:a/b/mod2:c
     keys: tuple[str, ...] = ()
     config: bool = True
     ordered_by_user: bool = False
@@ -181,11 +181,11 @@ class PathResolver:
 
     def __init__(self, context: libyang.Context) -> None:
         self._ctx = context
-        self._nodes: dict[str, SchemaNode | None] = {}
+        self._nodes: dict[SchemaPath, SchemaNode | None] = {}
         self._lock = threading.Lock()
         self._modules: dict[str, str] | None = None
 
-    def schema_node(self, schema_path: str) -> SchemaNode | None:
+    def schema_node(self, schema_path: SchemaPath) -> SchemaNode | None:
         """The node at a JSON-form schema path (``/mod:a/b``), or None if there is none."""
         try:
             return self._nodes[schema_path]
@@ -202,7 +202,7 @@ class PathResolver:
     def child(self, parent: SchemaNode | None, module: str, name: str) -> SchemaNode | None:
         """The child ``module:name`` of a node (or a top-level node when parent is None)."""
         prefix = parent.schema_path if parent is not None else ""
-        return self.schema_node(f"{prefix}/{module}:{name}")
+        return self.schema_node(SchemaPath(f"{prefix}/{module}:{name}"))
 
     def resolve(self, raw: str) -> ResolvedPath:
         """Resolve a percent-encoded api-path (the part after ``/restconf/data``).
@@ -295,7 +295,7 @@ def _check_values(
     return values
 
 
-def _describe(found: libyang.SNode, schema_path: str) -> SchemaNode | None:
+def _describe(found: libyang.SNode, schema_path: SchemaPath) -> SchemaNode | None:
     kind = _KIND_OF.get(found.nodetype())
     if kind is None:
         return None

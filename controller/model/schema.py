@@ -21,12 +21,13 @@ from _libyang import ffi, lib
 
 from controller.errors import ErrorItem, ErrorType
 from controller.model.errors import ModelError
+from controller.types import SchemaPath
 
 # Keep libyang's error locations: with logging on, each stored error carries its data path.
 libyang.configure_logging(enable_py_logger=True)
 _LOCATION = re.compile(r'(?:Data|Schema) location "([^"]*)"')
 
-#: The five modules of the public contract (DESIGN.md), in import order.
+#: The five modules of the public contract (docs/architecture.md), in import order.
 CATS_MODULES: tuple[str, ...] = (
     "ietf-cats-types",
     "ietf-cats-service-metrics",
@@ -285,7 +286,7 @@ class Schema:
                 revision = next(iter(module.revisions()), None)
                 yield module.name(), revision.date() if revision is not None else None
 
-    def has_schema_path(self, path: str) -> bool:
+    def has_schema_path(self, path: SchemaPath) -> bool:
         """Whether a schema path (no predicates) names a node of the schema.
 
         Operation nodes may be written with ``input`` or ``output`` after the operation, as in

@@ -29,6 +29,7 @@ from controller.datastore.api import (
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.errors import netconf_error
 from controller.netconf.messages import split_steps
+from controller.types import DataPath
 
 _CREATING = (EditOperation.MERGE, EditOperation.REPLACE, EditOperation.CREATE)
 
@@ -41,17 +42,17 @@ class ErrorOption(StrEnum):
     ROLLBACK = "rollback-on-error"
 
 
-def parent_path(path: str) -> str | None:
+def parent_path(path: DataPath) -> DataPath | None:
     """The data path of a node's parent; None for a top-level node."""
     steps = split_steps(path)
-    return "/" + "/".join(steps[:-1]) if len(steps) > 1 else None
+    return DataPath("/" + "/".join(steps[:-1])) if len(steps) > 1 else None
 
 
 def missing_ancestors(
     core: ServerCore, target: DatastoreName, edits: Sequence[Edit], principal: Principal
 ) -> None:
     """default-operation none: ``data-missing`` for a point whose parent is not there."""
-    seen: set[str] = set()
+    seen: set[DataPath] = set()
     for edit in edits:
         parent = parent_path(edit.path)
         if edit.operation not in _CREATING or parent is None or parent in seen:

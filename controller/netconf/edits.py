@@ -17,19 +17,28 @@ from lxml import etree
 from controller.datastore.api import Edit, EditOperation, InsertWhere
 from controller.errors import ErrorType
 from controller.model import Encoding
-from controller.model.paths import NodeKind, SchemaNode, step_data_path
+from controller.model.paths import ROOT, NodeKind, SchemaNode, step_data_path
 from controller.netconf.errors import NetconfError, netconf_error
 from controller.netconf.messages import BASE_NS, split_steps
-from controller.types import Element
+from controller.types import DataPath, Element
 
 OPERATION = f"{{{BASE_NS}}}operation"
 YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 _INSERT, _KEY, _VALUE = (f"{{{YANG_NS}}}{name}" for name in ("insert", "key", "value"))
-_POINT_OPS = {op.value: op for op in (EditOperation.MERGE, EditOperation.REPLACE,
-              EditOperation.CREATE, EditOperation.DELETE, EditOperation.REMOVE)}  # fmt: skip
+_POINT_OPS = {
+    op.value: op
+    for op in (
+        EditOperation.MERGE,
+        EditOperation.REPLACE,
+        EditOperation.CREATE,
+        EditOperation.DELETE,
+        EditOperation.REMOVE,
+    )
+}
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
 #: A container with more children than this is merged as one edit rather than one per child.
 SPLIT_LIMIT = 64
+_TOP = ""  # the base of a top-level node's data path
 
 
 class SchemaLookup(Protocol):
@@ -79,7 +88,7 @@ class ConfigEdits:
             return self._replace_all(config)
         found: list[Edit] = []
         for top in _elements(config):
-            self._walk(top, None, "", default, found)
+            self._walk(top, None, _TOP, default, found)
         return found
 
     def _replace_all(self, config: Element) -> list[Edit]:
@@ -88,16 +97,16 @@ class ConfigEdits:
         extra: list[Edit] = []
         for top in _elements(kept):
             node = self._node(top, None)
-            path = self._path(top, node, None, "")
+            path = self._path(top, node, None, _TOP)
             top.attrib.pop(OPERATION, None)
             self._prune(top, node, path, EditOperation.REPLACE, extra)
         body = b"".join(etree.tostring(top) for top in _elements(kept))
-        whole = Edit(EditOperation.REPLACE, "/", body.decode(), Encoding.XML)
+        whole = Edit(EditOperation.REPLACE, ROOT, body.decode(), Encoding.XML)
         return [whole, *(edit for edit in extra if edit.operation not in _REMOVING)]
 
     # ---------------------------------------------------------------- walking
 
-    def action(self, holder: Element) -> tuple[str, str]:
+    def action(self, holder: Element) -> tuple[DataPath, str]:
         """The data path and YANG-form XML of an ``<action>`` (RFC 7950 7.15.2).
 
         Raises:
@@ -105,9 +114,12 @@ class ConfigEdits:
         """
         tops = _elements(holder)
         if len(tops) != 1:
-            raise netconf_error("missing-element", "an action holds one data tree",
-                                info=(("bad-element", "action"),))  # fmt: skip
-        element, parent, path = tops[0], None, ""
+            raise netconf_error(
+                "missing-element",
+                "an action holds one data tree",
+                info=(("bad-element", "action"),),
+            )
+        element, parent, path = tops[0], None, _TOP
         while True:
             node = self._node(element, parent, operations=True)
             path = self._path(element, node, parent, path)
@@ -120,8 +132,11 @@ class ConfigEdits:
             if len(inner) != 1:
                 break
             element, parent = inner[0], node
-        raise netconf_error("missing-element", "the action's data tree names no action",
-                            info=(("bad-element", "action"),))  # fmt: skip
+        raise netconf_error(
+            "missing-element",
+            "the action's data tree names no action",
+            info=(("bad-element", "action"),),
+        )
 
     def _node(
         self, element: Element, parent: SchemaNode | None, *, operations: bool = False
@@ -161,7 +176,8 @@ class ConfigEdits:
 
     def _path(
         self, element: Element, node: SchemaNode, parent: SchemaNode | None, base: str
-    ) -> str:
+    ) -> DataPath:
+        """The data path of ``element`` (``node``) under the data path ``base`` ("" at the top)."""
         values: tuple[str, ...] | None = None
         if node.kind is NodeKind.LIST:
             values = tuple(self._key(element, node, key) for key in node.keys)
@@ -169,7 +185,7 @@ class ConfigEdits:
             values = ((element.text or "").strip(),)
         qualify = parent is None or parent.module != node.module
         try:
-            return f"{base}/{step_data_path(node, values, qualify=qualify)}"
+            return DataPath(f"{base}/{step_data_path(node, values, qualify=qualify)}")
         except NetconfError:
             raise
         except Exception as exc:
@@ -219,7 +235,7 @@ class ConfigEdits:
         self,
         element: Element,
         node: SchemaNode,
-        path: str,
+        path: DataPath,
         operation: EditOperation,
         found: list[Edit],
     ) -> None:
@@ -238,7 +254,12 @@ class ConfigEdits:
         found.extend(nested)
 
     def _prune(
-        self, value: Element, node: SchemaNode, path: str, operation: EditOperation, out: list[Edit]
+        self,
+        value: Element,
+        node: SchemaNode,
+        path: DataPath,
+        operation: EditOperation,
+        out: list[Edit],
     ) -> None:
         """Strip operation attributes under ``value`` (at ``path``); operation points that
         differ from ``operation`` leave the value and become edits in ``out``."""
@@ -260,7 +281,7 @@ class ConfigEdits:
 
     def _insert(
         self, element: Element, node: SchemaNode, base: str
-    ) -> tuple[InsertWhere | None, str | None]:
+    ) -> tuple[InsertWhere | None, DataPath | None]:
         raw = element.get(_INSERT)
         if raw is None:
             return None, None
@@ -281,8 +302,8 @@ class ConfigEdits:
             )
         step = node.qualified_name  # libyang takes a module name on any step
         if node.kind is NodeKind.LIST:
-            return where, f"{base}/{step}{_unprefix(anchor)}"
-        return where, f"{base}/{step}[.='{anchor}']"
+            return where, DataPath(f"{base}/{step}{_unprefix(anchor)}")
+        return where, DataPath(f"{base}/{step}[.='{anchor}']")
 
 
 def _unprefix(predicates: str) -> str:

@@ -23,7 +23,7 @@ from lxml import etree
 from controller.errors import CatsError
 from controller.model.paths import NodeKind, SchemaNode, step_data_path
 from controller.netconf.edits import SchemaLookup
-from controller.types import Element
+from controller.types import DataPath, Element
 
 _NARROWS = (NodeKind.CONTAINER, NodeKind.LIST)
 
@@ -32,7 +32,7 @@ _NARROWS = (NodeKind.CONTAINER, NodeKind.LIST)
 class Narrowed:
     """A read for one top-level filter node: the data path and the nodes above its target."""
 
-    path: str
+    path: DataPath
     ancestors: tuple[SchemaNode, ...]  # outermost first; empty when the target is top-level
 
     @property
@@ -87,7 +87,7 @@ def narrow(selector: Element, top: SchemaNode, lookup: SchemaLookup) -> Narrowed
         path = f"{path}/{step}"
         ancestors.append(node)
         node, selector = child, children[0]
-    return Narrowed(path, tuple(ancestors))
+    return Narrowed(DataPath(path), tuple(ancestors))
 
 
 def wrap(target: list[Element], ancestors: tuple[SchemaNode, ...]) -> list[Element]:

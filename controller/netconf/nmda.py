@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lxml import etree
 
 from controller.datastore.api import (
@@ -15,11 +13,9 @@ from controller.datastore.api import (
 )
 from controller.netconf.edits import ConfigEdits
 from controller.netconf.errors import bad_element, netconf_error
+from controller.netconf.outcome import Caller, Outcome, with_defaults_of
 from controller.netconf.reads import Filter, Reads, xpath_with_modules
 from controller.types import Element
-
-if TYPE_CHECKING:
-    from controller.netconf.operations import Caller, Outcome
 
 NMDA_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-nmda"
 DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
@@ -52,8 +48,6 @@ class Nmda:
 
     def get_data(self, caller: Caller, operation: Element) -> Outcome:
         """RFC 8526 3.1."""
-        from controller.netconf.operations import Outcome  # noqa: PLC0415
-
         datastore = datastore_identity(operation)
         content = Content.ALL
         raw = operation.findtext(_N + "config-filter")
@@ -86,8 +80,6 @@ class Nmda:
 
     def edit_data(self, caller: Caller, operation: Element) -> Outcome:
         """RFC 8526 3.2."""
-        from controller.netconf.operations import Outcome  # noqa: PLC0415
-
         datastore = datastore_identity(operation)
         if datastore is DatastoreName.OPERATIONAL:
             raise bad_element("invalid-value", "datastore", "operational is not writable")
@@ -115,8 +107,6 @@ class Nmda:
 
 
 def _with_defaults(operation: Element) -> WithDefaults | None:
-    from controller.netconf.operations import with_defaults_of  # noqa: PLC0415
-
     holder = operation.find(_N + "with-defaults")
     if holder is None:
         return with_defaults_of(operation)

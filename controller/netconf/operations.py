@@ -8,7 +8,6 @@ modelled RPC and goes to the handler RESTCONF uses, through ``core.invoke``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from lxml import etree
 
@@ -17,24 +16,23 @@ from controller.datastore.api import (
     DatastoreName,
     Edit,
     EditOperation,
-    Principal,
     ServerCore,
-    WithDefaults,
 )
 from controller.errors import ErrorType
 from controller.model import Encoding
-from controller.model.paths import NodeKind
+from controller.model.paths import ROOT, NodeKind
 from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors
-from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
+from controller.netconf.confirmed import CommitParams, ConfirmedCommits
 from controller.netconf.edits import ConfigEdits, SchemaLookup
 from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.messages import BASE_NS, NC, parse_output
 from controller.netconf.monitoring import MONITORING_NS, SchemaSources
 from controller.netconf.nmda import NMDA_NS, Nmda
 from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
-from controller.netconf.reads import WD_NS, Reads, parse_filter
+from controller.netconf.outcome import Caller, Outcome, child_text, with_defaults_of
+from controller.netconf.reads import Reads, parse_filter
 from controller.netconf.sessions import Registry
-from controller.types import Element
+from controller.types import DataPath, Element
 
 _DATASTORES = {name.value: name for name in DatastoreName if name is not DatastoreName.OPERATIONAL}
 _DEFAULT_OPS = {"merge": EditOperation.MERGE, "replace": EditOperation.REPLACE, "none": None}
@@ -43,48 +41,15 @@ YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 _TEST_OPTIONS = ("test-then-set", "set", "test-only")
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The session an operation runs for."""
-
-    session_id: int
-    user: str
-    principal: Principal
-    subscribe: Callable[[SubscriptionRequest], None]
-
-    @property
-    def session(self) -> str:
-        """The session as the core names it."""
-        return str(self.session_id)
-
-    @property
-    def actor(self) -> Actor:
-        """The session as confirmed-commit events name it."""
-        return Actor(self.session_id, self.user)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What an operation answers: reply children (``<ok/>`` when none); whether to close."""
-
-    children: tuple[Element, ...] = ()
-    close: bool = False
-
-
-def child_text(parent: Element, name: str, namespace: str = BASE_NS) -> str | None:
-    """The stripped text of a child element, or None when it is absent."""
-    found = parent.find(f"{{{namespace}}}{name}")
-    return None if found is None else (found.text or "").strip()
-
-
 def _choice(value: str | None, allowed: tuple[str, ...], name: str, default: str) -> str:
     if value is None:
         return default
     if value not in allowed:
         raise netconf_error(
-            "invalid-value", f"{name} {value!r} is not one of {', '.join(allowed)}",
+            "invalid-value",
+            f"{name} {value!r} is not one of {', '.join(allowed)}",
             info=(("bad-element", name),),
-        )  # fmt: skip
+        )
     return value
 
 
@@ -102,17 +67,6 @@ def datastore_of(operation: Element, name: str) -> DatastoreName:
     if qname.namespace != BASE_NS or qname.localname not in _DATASTORES:
         raise bad_element("invalid-value", qname.localname, f"no datastore {qname.localname!r}")
     return _DATASTORES[qname.localname]
-
-
-def with_defaults_of(operation: Element) -> WithDefaults | None:
-    """The RFC 6243 ``with-defaults`` parameter."""
-    raw = child_text(operation, "with-defaults", WD_NS)
-    if raw is None:
-        return None
-    try:
-        return WithDefaults(raw)
-    except ValueError as exc:
-        raise bad_element("invalid-value", "with-defaults", f"bad with-defaults {raw!r}") from exc
 
 
 class Operations:
@@ -196,9 +150,11 @@ class Operations:
     def _edit_config(self, caller: Caller, operation: Element) -> Outcome:
         target = datastore_of(operation, "target")
         default = _choice(
-            child_text(operation, "default-operation"), tuple(_DEFAULT_OPS), "default-operation",
+            child_text(operation, "default-operation"),
+            tuple(_DEFAULT_OPS),
+            "default-operation",
             "merge",
-        )  # fmt: skip
+        )
         test = _choice(child_text(operation, "test-option"), _TEST_OPTIONS, "test-option", "set")
         on_error = _choice(
             child_text(operation, "error-option"), _ERROR_OPTIONS, "error-option", "stop-on-error"
@@ -242,7 +198,7 @@ class Operations:
             raise bad_element(
                 "operation-not-supported", target.value, "only startup can be deleted"
             )
-        remove = Edit(EditOperation.REMOVE, "/")
+        remove = Edit(EditOperation.REMOVE, ROOT)
         self._core.edit(target, [remove], caller.principal, session=caller.session)
         return Outcome()
 
@@ -356,8 +312,8 @@ class Operations:
                 "operation-not-supported", qname.localname, f"no operation {qname.localname!r}"
             )
         document = etree.tostring(operation).decode()
-        output = self._core.invoke(f"/{module}:{node.name}", document, Encoding.XML,
-                                   caller.principal)  # fmt: skip
+        path = DataPath(f"/{module}:{node.name}")
+        output = self._core.invoke(path, document, Encoding.XML, caller.principal)
         return Outcome(tuple(parse_output(output)))
 
     def _action(self, caller: Caller, operation: Element) -> Outcome:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from lxml import etree
@@ -32,7 +32,7 @@ from controller.netconf.errors import netconf_error
 from controller.netconf.messages import BASE_NS, parse_fragment
 from controller.netconf.narrow import narrow, wrap
 from controller.netconf.subtree import subtree_filter
-from controller.types import Element
+from controller.types import DataPath, Element
 
 WD_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-with-defaults"
 #: RFC 6243 6: the attribute of report-all-tagged, as NETCONF names it.
@@ -150,7 +150,7 @@ class Reads:
             depth=depth,
         )
         if filter_ is not None and filter_.xpath is not None:
-            request = _replace(base, xpath_filter=self.resolve_xpath(filter_.xpath))
+            request = replace(base, xpath_filter=self.resolve_xpath(filter_.xpath))
             return self._fetch(request, principal)
         if filter_ is None or filter_.subtree is None:
             return self._fetch(base, principal)
@@ -200,7 +200,7 @@ class Reads:
         default tags (attributes of the ancestors). Where the narrow read is refused (an access
         rule on the path, a key value the core does not take), the container is read whole.
         """
-        whole = _replace(base, path=f"/{top.qualified_name}")
+        whole = replace(base, path=DataPath(f"/{top.qualified_name}"))
         exact = base.depth is None and not base.with_origin
         if (
             len(selectors) == 1
@@ -210,7 +210,7 @@ class Reads:
             plan = narrow(selectors[0], top, self._lookup)
             if plan.narrowed:
                 try:
-                    target = self._fetch(_replace(base, path=plan.path), principal)
+                    target = self._fetch(replace(base, path=plan.path), principal)
                 except CatsError:
                     pass
                 else:
@@ -224,12 +224,6 @@ class Reads:
             for element in elements:
                 _retag_defaults(element)
         return elements
-
-
-def _replace(request: ReadRequest, **changes: object) -> ReadRequest:
-    from dataclasses import replace  # noqa: PLC0415
-
-    return replace(request, **changes)  # type: ignore[arg-type]
 
 
 def _retag_defaults(top: Element) -> None:

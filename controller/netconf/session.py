@@ -37,7 +37,8 @@ from controller.netconf.notifications import (
     complete_message,
     notification_message,
 )
-from controller.netconf.operations import Caller, Operations
+from controller.netconf.operations import Operations
+from controller.netconf.outcome import Caller
 from controller.netconf.sessions import Registry, SessionInfo
 
 LOG = logging.getLogger(__name__)

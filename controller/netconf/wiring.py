@@ -20,6 +20,7 @@ from controller.netconf.reads import Reads
 from controller.netconf.server import Credentials, NetconfServer, NetconfSettings, capabilities
 from controller.netconf.session import SessionEnv
 from controller.netconf.sessions import Registry
+from controller.types import DataPath
 
 #: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
 NETCONF_MODULES: tuple[str, ...] = ("ietf-netconf", "ietf-netconf-monitoring", "ietf-netconf-nmda")
@@ -55,7 +56,7 @@ class NetconfParts:
 
 def _library(core: ServerCore) -> tuple[str, str]:
     """The yang-library revision and content-id the core reports (RFC 8525 3)."""
-    request = ReadRequest(DatastoreName.OPERATIONAL, f"{YANG_LIBRARY}/content-id")
+    request = ReadRequest(DatastoreName.OPERATIONAL, DataPath(f"{YANG_LIBRARY}/content-id"))
     document = core.read(request, SYSTEM).document or "{}"
     content_id = str(next(iter(json.loads(document).values()), ""))
     return "2019-01-04", content_id

@@ -22,7 +22,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError, ErrorItem
 from controller.model import Encoding
-from controller.model.paths import NodeKind, PathResolver, ResolvedPath
+from controller.model.paths import ROOT, NodeKind, PathResolver, ResolvedPath
 from controller.restconf.bodies import child_body, target_body
 from controller.restconf.conditional import Outcome, evaluate
 from controller.restconf.errors import (
@@ -36,6 +36,7 @@ from controller.restconf.http import HttpReply, HttpRequest, data_reply, empty_r
 from controller.restconf.media import body_type, negotiate
 from controller.restconf.query import READ_PARAMS, WRITE_PARAMS, QueryParams, parse_query
 from controller.restconf.yang_patch import YANG_PATCH_NS, parse_patch, status_document, to_edits
+from controller.types import DataPath
 
 DATA_METHODS = "GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE"
 READ_ONLY_METHODS = "GET, HEAD, OPTIONS"
@@ -56,7 +57,7 @@ class Target:
     prefix: str  # ``/restconf/data`` or ``/restconf/ds/ietf-datastores:running``
 
     @property
-    def data_path(self) -> str | None:
+    def data_path(self) -> DataPath | None:
         """The core's path of the target (None for the datastore root)."""
         return None if self.path.node is None else self.path.data_path
 
@@ -143,7 +144,7 @@ class DataResources:
         existing = self.current(datastore, target)
         self._check(request, existing)
         operation = EditOperation.REPLACE
-        edit = Edit(operation, target.data_path or "/", body, kind.encoding, where, point)
+        edit = Edit(operation, target.data_path or ROOT, body, kind.encoding, where, point)
         revision = self._core.edit(datastore, [edit], request.principal)
         return empty_reply(
             204 if existing is not None or target.data_path is None else 201, revision
@@ -174,7 +175,7 @@ class DataResources:
         if existing is None:
             raise protocol_error(404, "invalid-value", "no such data resource", target.data_path)
         self._check(request, existing)
-        edit = Edit(EditOperation.MERGE, target.data_path or "/", body, kind.encoding)
+        edit = Edit(EditOperation.MERGE, target.data_path or ROOT, body, kind.encoding)
         return empty_reply(204, self._core.edit(datastore, [edit], request.principal))
 
     def _yang_patch(
@@ -205,7 +206,7 @@ class DataResources:
         if request.preconditions.any:
             self._check(request, self.current(datastore, target))
         if target.data_path is None:
-            edit = Edit(EditOperation.REPLACE, "/", "{}", Encoding.JSON)
+            edit = Edit(EditOperation.REPLACE, ROOT, "{}", Encoding.JSON)
         else:
             edit = Edit(EditOperation.DELETE, target.data_path)
         try:
@@ -220,7 +221,7 @@ class DataResources:
 
     def _position(
         self, params: QueryParams, target: Target, created: ResolvedPath
-    ) -> tuple[InsertWhere | None, str | None]:
+    ) -> tuple[InsertWhere | None, DataPath | None]:
         """``insert`` and ``point`` (RFC 8040 4.8.5, 4.8.6): ordered-by user lists only."""
         if params.insert is None:
             return None, None

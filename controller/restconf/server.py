@@ -48,7 +48,7 @@ class ListenSettings:
 
     @property
     def base_url(self) -> str:
-        """The RESTCONF root URL (DESIGN.md: ``http://127.0.0.1:8080/restconf``)."""
+        """The RESTCONF root URL (RFC 8040 3.1); ``http://127.0.0.1:8080/restconf`` by default."""
         host = f"[{self.address}]" if ":" in self.address else self.address
         return f"{self.scheme}://{host}:{self.port}/restconf"
 

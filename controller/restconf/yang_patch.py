@@ -15,6 +15,7 @@ from controller.model import Encoding
 from controller.model.paths import NodeKind, PathResolver, ResolvedPath
 from controller.restconf.bodies import parse_json, parse_xml, target_body
 from controller.restconf.errors import errors_json, protocol_error
+from controller.types import DataPath
 
 YANG_PATCH_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-patch"
 _NEEDS_VALUE = {
@@ -159,7 +160,7 @@ def to_edits(patch: Patch, base: str, encoding: Encoding, resolver: PathResolver
 
 def _position(
     item: PatchEdit, operation: EditOperation, base: str, resolver: PathResolver
-) -> tuple[InsertWhere | None, str | None]:
+) -> tuple[InsertWhere | None, DataPath | None]:
     if operation not in _NEEDS_WHERE:
         return None, None
     try:

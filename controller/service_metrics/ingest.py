@@ -287,10 +287,20 @@ def reported(item: Mapping[str, Any], names: tuple[str, ...]) -> Json:
 def cst_values(entry: CstEntry) -> tuple[Any, ...]:
     """The values of a CST entry, without its times (for last-changed)."""
     return (
-        entry.gas, entry.computing_time, entry.price, entry.reputation, entry.security_level,
-        entry.security_level_validated, entry.health, entry.egress, entry.site, entry.region,
-        entry.provider, entry.under_maintenance, entry.estimated,
-    )  # fmt: skip
+        entry.gas,
+        entry.computing_time,
+        entry.price,
+        entry.reputation,
+        entry.security_level,
+        entry.security_level_validated,
+        entry.health,
+        entry.egress,
+        entry.site,
+        entry.region,
+        entry.provider,
+        entry.under_maintenance,
+        entry.estimated,
+    )
 
 
 def cst_changed(old: CstEntry | None, new: CstEntry) -> bool:

@@ -26,7 +26,7 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.selection.joint import CstEntry, Micros, NetworkServiceTable
 from controller.selection.units import to_ms
 from controller.service_metrics.policy import MODULE
-from controller.types import CsciId, CsId, ForwarderId, Json
+from controller.types import CsciId, CsId, ForwarderId, Json, SchemaPath
 
 EntryKey = tuple[CsId, CsciId]
 WINDOW = 100
@@ -248,7 +248,7 @@ class Plausibility:
             del self._flagged[cs_id]
 
 
-FEEDBACK = f"/{MODULE}:report-session-feedback"
+FEEDBACK = SchemaPath(f"/{MODULE}:report-session-feedback")
 
 
 def unknown_entry(cs_id: str, csci_id: str) -> CatsError:

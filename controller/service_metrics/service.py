@@ -8,7 +8,6 @@ decision records behind one lock; its handlers are registered with the server co
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -19,10 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.datastore.api import (
-    SYSTEM,
-    DatastoreName,
     Principal,
-    ReadRequest,
     Registrations,
     ServerCore,
 )
@@ -54,6 +50,7 @@ from controller.service_metrics.ledger import LedgerFile
 from controller.service_metrics.plausibility import Plausibility, Sample, plausibility_settings
 from controller.service_metrics.policy import MODULE, CpsConfig
 from controller.service_metrics.reports import ReportIngest
+from controller.service_metrics.running import ParsedRunning, container
 from controller.service_metrics.sessions import (
     Action,
     AffinitySettings,
@@ -63,12 +60,12 @@ from controller.service_metrics.sessions import (
 )
 from controller.service_metrics.softstate import Applying, Effects
 from controller.service_metrics.sweeper import Sweeper
-from controller.types import CsciId, CsId, ForwarderId, Json, SessionId
+from controller.types import CsciId, CsId, DataPath, ForwarderId, Json, SchemaPath, SessionId
 
-CST = f"/{MODULE}:computing-service-table"
-NST = f"/{MODULE}:network-service-table"
-DECISIONS = f"/{MODULE}:selection-decisions"
-SENDERS = f"/{MODULE}:report-senders"
+CST = DataPath(f"/{MODULE}:computing-service-table")
+NST = DataPath(f"/{MODULE}:network-service-table")
+DECISIONS = DataPath(f"/{MODULE}:selection-decisions")
+SENDERS = DataPath(f"/{MODULE}:report-senders")
 LOG = logging.getLogger("catsctl.cps")
 _CONFIG = ("selection-policy", "update-control", "csci-attachments", "plausibility")
 
@@ -81,33 +78,13 @@ class ConfigSource(Protocol):
         ...
 
 
-class RunningConfig:
+class RunningConfig(ParsedRunning[CpsConfig]):
     """Reads the C-PS configuration from running, cached by the revision of running."""
 
-    def __init__(self, core: Callable[[], ServerCore]) -> None:
-        self._core = core
-        self._guard = threading.Lock()
-        self._cached: tuple[str, CpsConfig] | None = None
-
-    def __call__(self) -> CpsConfig:
-        core = self._core()
-        etag = core.revision(DatastoreName.RUNNING, None).etag
-        with self._guard:
-            if self._cached is not None and self._cached[0] == etag:
-                return self._cached[1]
-        containers = [self._read(core, name) for name in _CONFIG]
-        parsed = policy.config(*containers)
-        with self._guard:
-            self._cached = (etag, parsed)
-        return parsed
-
-    @staticmethod
-    def _read(core: ServerCore, name: str) -> Json:
-        path = f"/{MODULE}:{name}"
-        document = core.read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM).document
-        loaded: Any = json.loads(document) if document else {}
-        found = loaded.get(f"{MODULE}:{name}", {}) if isinstance(loaded, dict) else {}
-        return found if isinstance(found, dict) else {}
+    def read(self, core: ServerCore) -> CpsConfig:
+        """The selection-policy, update-control, csci-attachments and plausibility containers
+        of running, parsed."""
+        return policy.config(*[container(core, MODULE, name) for name in _CONFIG])
 
 
 Publisher = Callable[[Json], None]
@@ -256,13 +233,16 @@ class ServiceMetrics:
                 penalties=self._penalties(cs_id, config),
             )
             outcome = self._decide(request, config, report)
-            record = self._keep(DecisionRecord(str(self._turn), now, asked, document, outcome,
-                                               report), config)  # fmt: skip
+            record = self._keep(
+                DecisionRecord(str(self._turn), now, asked, document, outcome, report), config
+            )
             if "dry-run" not in members:
                 newly = affine is None or self._bind(
-                    previous, Asked(affine, cs_id, ingress, now, record.decision_id, override),
-                    outcome, affinity.max_sessions,
-                )  # fmt: skip
+                    previous,
+                    Asked(affine, cs_id, ingress, now, record.decision_id, override),
+                    outcome,
+                    affinity.max_sessions,
+                )
                 chosen = outcome.csci_id if outcome.result is ResultKind.SELECTED else None
                 key = (cs_id, chosen) if chosen is not None and newly else None
                 self._plausibility.steered(key, session, ingress)
@@ -400,8 +380,11 @@ class ServiceMetrics:
             penalties=self._penalties(binding.cs_id, config),
         )
         outcome = self._decide(request, config, "examined")
-        asked: Json = {"cs-id": binding.cs_id, "ingress": binding.ingress,
-                       "session-id": binding.session_id}  # fmt: skip
+        asked: Json = {
+            "cs-id": binding.cs_id,
+            "ingress": binding.ingress,
+            "session-id": binding.session_id,
+        }
         record = DecisionRecord(
             str(self._turn), now, asked, document, outcome, "examined", Trigger.RE_ROUTING
         )
@@ -521,9 +504,9 @@ def register(registrations: Registrations, service: ServiceMetrics) -> None:
     (:mod:`.identifiers`); report inputs use its flat ``items_as_text``, the hot path.
     """
     rpcs, state = registrations.rpcs, registrations.state
-    rpcs[f"/{MODULE}:report-service-metrics"] = service.report_service_metrics
-    rpcs[f"/{MODULE}:report-network-metrics"] = service.report_network_metrics
-    rpcs[f"/{MODULE}:select-service"] = _rpc(service.select_service)
+    rpcs[SchemaPath(f"/{MODULE}:report-service-metrics")] = service.report_service_metrics
+    rpcs[SchemaPath(f"/{MODULE}:report-network-metrics")] = service.report_network_metrics
+    rpcs[SchemaPath(f"/{MODULE}:select-service")] = _rpc(service.select_service)
     rpcs[plausibility.FEEDBACK] = _rpc(service.report_session_feedback)
     state[sessions.AFFINED] = _state(service.affined_sessions_state)
     state[CST] = _state(service.cst_state)

@@ -21,10 +21,10 @@ from controller.selection.joint import Outcome, ResultKind
 from controller.selection.units import Timestamp
 from controller.service_metrics.policy import MODULE
 from controller.service_metrics.render import date_and_time
-from controller.types import CsciId, CsId, ForwarderId, Json, SessionId
+from controller.types import CsciId, CsId, DataPath, ForwarderId, Json, SessionId
 
 EntryKey = tuple[CsId, CsciId]
-AFFINED = f"/{MODULE}:affined-sessions"
+AFFINED = DataPath(f"/{MODULE}:affined-sessions")
 
 
 class Action(StrEnum):
@@ -112,11 +112,22 @@ def bound(previous: Binding | None, asked: Asked, outcome: Outcome) -> Binding |
         return None
     if previous is not None and previous.cs_id == asked.cs_id:
         if previous.csci_id == outcome.csci_id:
-            return replace(previous, ingress=asked.ingress, egress=outcome.egress,
-                           last_used=asked.now, override=asked.override)  # fmt: skip
-        return replace(previous, ingress=asked.ingress, csci_id=outcome.csci_id,
-                       egress=outcome.egress, last_used=asked.now,
-                       decision_id=asked.decision_id, override=asked.override)  # fmt: skip
+            return replace(
+                previous,
+                ingress=asked.ingress,
+                egress=outcome.egress,
+                last_used=asked.now,
+                override=asked.override,
+            )
+        return replace(
+            previous,
+            ingress=asked.ingress,
+            csci_id=outcome.csci_id,
+            egress=outcome.egress,
+            last_used=asked.now,
+            decision_id=asked.decision_id,
+            override=asked.override,
+        )
     return Binding(
         asked.session_id,
         asked.cs_id,

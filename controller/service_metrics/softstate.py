@@ -113,8 +113,9 @@ class CstSoftState:
             listed = {(item["cs-id"], item["csci-id"]) for item in report.items}
             self.remove_unlisted(report.sender, report.site, listed, ctx)
 
-    def _refusal(self, sender: str, item: Json, attachment: Attachment | None, now: Timestamp
-                 ) -> tuple[str, str] | None:  # fmt: skip
+    def _refusal(
+        self, sender: str, item: Json, attachment: Attachment | None, now: Timestamp
+    ) -> tuple[str, str] | None:
         """Why one entry is refused (9: authorization, CST poisoning), or None."""
         if not ingest.authorized(attachment, sender):
             return NOT_AUTHORIZED, f"{sender} is not an authorized-sender of {item['csci-id']}"

@@ -4,7 +4,7 @@
 :class:`NetconfStateAgents` serves it with one persistent :class:`NetconfPeer` per C-SMA.
 Inputs and outputs are the RPCs' RFC 7951 members, validated against ietf-cats-agent-selection
 on the way out and on the way back. :func:`fan_out` runs one call per target and returns a
-result per target (STYLE 9).
+result per target, as nornir's ``AggregatedResult`` does.
 """
 
 from __future__ import annotations

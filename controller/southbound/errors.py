@@ -1,7 +1,7 @@
 """The errors of the southbound layer: one subclass of CatsError per way a call fails.
 
-No ncclient, paramiko or libyang exception leaves this package (STYLE 8): a peer that
-cannot be reached is :class:`PeerUnreachableError`, an rpc-error of the peer is
+No ncclient, paramiko or libyang exception leaves this package (docs/architecture.md): a
+peer that cannot be reached is :class:`PeerUnreachableError`, an rpc-error of the peer is
 :class:`PeerRefusedError` with the peer's own error items, and a reply the schema does not
 accept is :class:`ReplyInvalidError`.
 """

@@ -52,7 +52,7 @@ from controller.southbound.push import (
 )
 from controller.southbound.session import ConfigSession
 from controller.southbound.steering import Entry, service_entry
-from controller.types import CsId, ForwarderId, Json
+from controller.types import CsId, DataPath, ForwarderId, Json
 
 LOG = logging.getLogger("catsctl.southbound")
 Pair = tuple[CsId, ForwarderId]
@@ -70,7 +70,7 @@ SESSION = PeerSettings(timeout=60.0)
 class RunningReader(Protocol):
     """What the service reads of the server core: running's revision and the inventory."""
 
-    def revision(self, datastore: DatastoreName, path: str | None) -> Revision:
+    def revision(self, datastore: DatastoreName, path: DataPath | None) -> Revision:
         """The entity-tag of a datastore (its changes are what the planner follows)."""
         ...
 

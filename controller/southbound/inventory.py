@@ -14,10 +14,10 @@ from typing import Any
 
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
 from controller.southbound.peer import Credentials
-from controller.types import CsId, ForwarderId
+from controller.types import CsId, DataPath, ForwarderId
 
 MODULE = "ietf-cats-steering"
-FORWARDERS = f"/{MODULE}:forwarders"
+FORWARDERS = DataPath(f"/{MODULE}:forwarders")
 
 
 @dataclass(frozen=True, slots=True)

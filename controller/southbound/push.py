@@ -8,7 +8,7 @@ and what the forwarder is known to hold; after a (re)connection, a failure, or e
 difference also repairs a forwarder that restarted empty or holds entries not intended
 (service-metrics-op 6.2.5, 8; agent draft 9.1 MSG-10). A failure backs off exponentially in
 that worker only. :func:`push_all` wakes every worker and returns a result per forwarder
-(STYLE 9, nornir ``AggregatedResult``).
+(as nornir's ``AggregatedResult`` does).
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ class ForwarderWorker:
         return Written(edits, entries, confirmed=confirmed) if parts else None
 
 
-# -- fan-out results (STYLE 9) ------------------------------------------------------------------
+# -- fan-out results, one per target ------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,14 +127,14 @@ def running_server(
     netconf_port = free_port() if netconf_port is None else netconf_port  # 0: no NETCONF
     log = state_dir.parent / f"serve-{port}.log"
     command = [
-        sys.executable, "-m", "controller.cli", "serve",
-        "--state-dir", str(state_dir),
-        "--yang-dir", str(TEST_YANG),
-        "--restconf-port", str(port),
-        "--netconf-port", str(netconf_port),
+        *(sys.executable, "-m", "controller.cli", "serve"),
+        *("--state-dir", str(state_dir)),
+        *("--yang-dir", str(TEST_YANG)),
+        *("--restconf-port", str(port)),
+        *("--netconf-port", str(netconf_port)),
         *(["--init-data", str(init_data)] if init_data else []),
         *extra,
-    ]  # fmt: skip
+    ]
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink, env=os.environ)
     session = requests.Session()

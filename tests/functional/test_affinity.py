@@ -128,8 +128,13 @@ def test_affinity_keeps_a_session_on_its_csci(server: Server) -> None:
 
 
 def test_a_dry_run_binds_nothing(server: Server) -> None:
-    members = {"cs-id": "ARS", "ingress": INGRESS, "session-id": "sess-dry", "dry-run": [None],
-               "requirement": {"session-affinity": True}}  # fmt: skip
+    members = {
+        "cs-id": "ARS",
+        "ingress": INGRESS,
+        "session-id": "sess-dry",
+        "dry-run": [None],
+        "requirement": {"session-affinity": True},
+    }
     assert operation(server, "select-service", members)["csci-id"] == SCI1
     assert "sess-dry" not in affined(server)
 
@@ -224,13 +229,12 @@ def test_feedback_over_netconf_flags_the_entry_in_the_cst(manager: Any, server: 
     cst = server.get_json(f"data/{SM}:computing-service-table")[f"{SM}:computing-service-table"]
     rows = {e["csci-id"]: e for e in cst["entry"]}
     assert rows[SCI1]["observed"] == {
-        "response-time": {"cur": "100.0", "mean": "100.0", "min": "100.0",
-                          "max": "100.0"},
+        "response-time": {"cur": "100.0", "mean": "100.0", "min": "100.0", "max": "100.0"},
         "feedback-count": "2",
         "sessions-steered": "2",  # the request without a session, then the migration
         "sessions-refused": "0",
         "flag": [f"{SM}:computing-time-under-reported"],
-    }  # fmt: skip
+    }
     assert rows[SCI3]["observed"]["sessions-steered"] == "1"
 
 
@@ -240,8 +244,11 @@ def test_feedback_beyond_the_session_limit_is_an_rpc_error(manager: Any) -> None
     with pytest.raises(RPCError) as caught:
         manager.dispatch(feedback_rpc("fb-1", "12"))
     assert (caught.value.tag, caught.value.type) == ("resource-denied", "application")
-    reply = etree.fromstring(caught.value.xml if isinstance(caught.value.xml, bytes) else
-                             etree.tostring(caught.value.xml))  # fmt: skip
+    reply = etree.fromstring(
+        caught.value.xml
+        if isinstance(caught.value.xml, bytes)
+        else etree.tostring(caught.value.xml)
+    )
     app_tag = reply.findtext("{urn:ietf:params:xml:ns:netconf:base:1.0}error-app-tag")
     assert app_tag == "feedback-limit-reached"
 

@@ -97,8 +97,10 @@ class Csma:
         """What the C-SMA answered of ``operation`` for one session (its exchange log)."""
         reply = requests.get(
             f"http://127.0.0.1:{self.restconf}/restconf/data/{AS}:agent-selection/c-sma",
-            headers={"Accept": JSON}, auth=self.login, timeout=30,
-        )  # fmt: skip
+            headers={"Accept": JSON},
+            auth=self.login,
+            timeout=30,
+        )
         if reply.status_code == 404:  # nothing answered yet
             return []
         assert reply.status_code == 200, reply.text
@@ -114,16 +116,29 @@ def csma_process(
     (started, not waited for: see :meth:`Csma.wait`); stopped when the block ends."""
     restconf, netconf = free_port(), free_port()
     config = {
-        "name": name, "site": f"site-{name}", "cps": cps,
+        "name": name,
+        "site": f"site-{name}",
+        "cps": cps,
         "users": [{"name": login[0], "password": login[1], "role": "cps"}],
         "reservations": {"validity": 30, "max-rate": 10, "window": 60},
         "instances": instances,
-    }  # fmt: skip
+    }
     path = folder / f"{name}.json"
     path.write_text(json.dumps(config))
-    command = [sys.executable, "-m", "controller.cli", "csma", "--config", str(path),
-               "--state-dir", str(folder / f"{name}-state"), "--restconf-port", str(restconf),
-               "--netconf-port", str(netconf)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "csma",
+        "--config",
+        str(path),
+        "--state-dir",
+        str(folder / f"{name}-state"),
+        "--restconf-port",
+        str(restconf),
+        "--netconf-port",
+        str(netconf),
+    ]
     log = folder / f"{name}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
@@ -137,11 +152,17 @@ def _instances(specs: list[drafts.Spec]) -> list[Json]:
     """The C-SMA's instances: each candidate holding its example's reuse keys in accelerator
     memory for the tenant (as the draft's examples say), with room for the 7.5 GB context."""
     return [
-        {"csci-id": s.csci_id, "cs-id": s.service, "capacity": 10**12,
-         "state": [{"tenant": drafts.TENANT, "reuse-key": key,
-                    "residency": "accelerator-memory"} for key in s.holds]}
+        {
+            "csci-id": s.csci_id,
+            "cs-id": s.service,
+            "capacity": 10**12,
+            "state": [
+                {"tenant": drafts.TENANT, "reuse-key": key, "residency": "accelerator-memory"}
+                for key in s.holds
+            ],
+        }
         for s in specs
-    ]  # fmt: skip
+    ]
 
 
 @dataclass
@@ -161,25 +182,31 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     """Two C-SMAs reporting to the C-PS, the C-PS configured to call them."""
     folder = tmp_path_factory.mktemp("agent_selection")
     cps_port, cps_netconf = free_port(), free_port()
-    agents = {"AB": ("csma-1", ("cps-1", "cps-1-secret")),
-              "C": ("csma-2", ("cps-2", "cps-2-secret"))}  # fmt: skip
+    agents = {
+        "AB": ("csma-1", ("cps-1", "cps-1-secret")),
+        "C": ("csma-2", ("cps-2", "cps-2-secret")),
+    }
     with contextlib.ExitStack() as stack:
         started: dict[str, Csma] = {}
         for letters, (name, login) in agents.items():
             specs = [s for s in ALL if _letter(s) == letters]
-            report = {"url": f"http://127.0.0.1:{cps_port}/restconf", "username": name,
-                      "password": f"{name}-report"}  # fmt: skip
+            report = {
+                "url": f"http://127.0.0.1:{cps_port}/restconf",
+                "username": name,
+                "password": f"{name}-report",
+            }
             started[letters] = stack.enter_context(
                 csma_process(folder, name, _instances(specs), login, report)
             )
         for each in started.values():
             each.wait()
         document = drafts.config(ALL, lambda s: started[_letter(s)].c_sma())
-        users = [{"name": n, "password": hash_password(f"{n}-report")}
-                 for n, _ in agents.values()]  # fmt: skip
+        users = [{"name": n, "password": hash_password(f"{n}-report")} for n, _ in agents.values()]
         users.append({"name": ADMIN[0], "password": hash_password(ADMIN[1])})
-        seed: dict[str, object] = {"ietf-system:system": {"authentication": {"user": users}},
-                f"{AS}:agent-selection": document}  # fmt: skip
+        seed: dict[str, object] = {
+            "ietf-system:system": {"authentication": {"user": users}},
+            f"{AS}:agent-selection": document,
+        }
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", seed)
         cps = stack.enter_context(
@@ -193,9 +220,12 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
 
 def call(server: Server, operation: str, members: Json) -> Json:
     """POST an RPC of ietf-cats-agent-selection; its output (asserts 200 or 204)."""
-    reply = server.request("POST", f"operations/{AS}:{operation}",
-                           json={f"{AS}:input": members},
-                           headers={"Content-Type": JSON, "Accept": JSON})  # fmt: skip
+    reply = server.request(
+        "POST",
+        f"operations/{AS}:{operation}",
+        json={f"{AS}:input": members},
+        headers={"Content-Type": JSON, "Accept": JSON},
+    )
     assert reply.status_code in (200, 204), reply.text
     if reply.status_code == 204:
         return {}
@@ -240,8 +270,9 @@ def test_84_a_excluded_on_capability_c_preferred_unless_its_forwarding_exceeds_0
 
 def test_68_step30_keeps_c_transfer_3_s_against_recompute_128_s(bed: Bed) -> None:
     cps = bed.cps
-    admitted = call(cps, "submit-descriptor",
-                    {"descriptor": drafts.descriptor_68("s-68k", 29, "ex68k")})  # fmt: skip
+    admitted = call(
+        cps, "submit-descriptor", {"descriptor": drafts.descriptor_68("s-68k", 29, "ex68k")}
+    )
     assert admitted["selected"] == "x68k-C"
     call(cps, "step-boundary", {"session-id": "s-68k", "turn-id": 1, "step-id": 30})
     entry = session(cps, "s-68k")
@@ -271,14 +302,21 @@ def test_68_step30_moves_to_b_through_reserve_transfer_and_commit(bed: Bed) -> N
     (reserve,) = bed.csma["B"].exchanges("reserve-state", "s-68m")  # MSG-11 over NETCONF
     assert (reserve["csci-id"], reserve["status"]) == (["x68m-B"], "accepted")
     assert "ctx" in reserve["reuse-key"]
-    notice = {"handoff-id": handoff["handoff-id"], "reporter": "target", "status": "completed",
-              "usable-key": ["ctx"], "at": drafts.iso(time.time())}  # fmt: skip
+    notice = {
+        "handoff-id": handoff["handoff-id"],
+        "reporter": "target",
+        "status": "completed",
+        "usable-key": ["ctx"],
+        "at": drafts.iso(time.time()),
+    }
     call(cps, "state-transfer-notice", notice)
     call(cps, "state-transfer-notice", notice)  # repeated: one commit
     entry = session(cps, "s-68m")
     assert entry["handoff"][0]["state"] == "committed"
     assert [(c["csci-id"], c["state"]) for c in entry["commitment"]] == [
-        ("x68m-C", "superseded"), ("x68m-B", "active")]  # fmt: skip
+        ("x68m-C", "superseded"),
+        ("x68m-B", "active"),
+    ]
     assert len(bed.csma["B"].exchanges("reserve-state", "s-68m")) == 1
     assert bed.csma["C"].exchanges("reserve-state", "s-68m") == []
 
@@ -292,8 +330,9 @@ def test_84_step30_episode_c_kept_tail_event_reduces_the_retrieval_set_no_migrat
     call(cps, "step-boundary", {"session-id": "s-ep", "turn-id": 1, "step-id": 30})
     last = session(cps, "s-ep")["decision-record"][-1]
     assert (last["outcome"], last["selected"]) == (f"{AS}:keep", "xep-C")
-    b, c = (next(x["valuation"] for x in last["candidate"] if x["csci-id"] == f"xep-{n}")
-            for n in "BC")  # fmt: skip
+    b, c = (
+        next(x["valuation"] for x in last["candidate"] if x["csci-id"] == f"xep-{n}") for n in "BC"
+    )
     assert float(b["computing"]["expected-time"]) < float(c["computing"]["expected-time"])
     assert (c["state-bytes"], float(c["state-cost"])) == ("0", 0.0)  # csma-2: C holds it all
     assert float(b["state-cost"]) == pytest.approx(3008.4)  # csma-1: B lacks the context
@@ -312,9 +351,12 @@ def test_84_step30_episode_c_kept_tail_event_reduces_the_retrieval_set_no_migrat
 
 
 def test_unknown_session_is_an_rpc_error_naming_the_path(bed: Bed) -> None:
-    reply = bed.cps.request("POST", f"operations/{AS}:close-session",
-                            json={f"{AS}:input": {"session-id": "nobody"}},
-                            headers={"Content-Type": JSON, "Accept": JSON})  # fmt: skip
+    reply = bed.cps.request(
+        "POST",
+        f"operations/{AS}:close-session",
+        json={f"{AS}:input": {"session-id": "nobody"}},
+        headers={"Content-Type": JSON, "Accept": JSON},
+    )
     assert reply.status_code == 400, reply.text
     (error,) = reply.json()["ietf-restconf:errors"]["error"]
     assert (error["error-tag"], error["error-app-tag"]) == ("invalid-value", "unknown-session")
@@ -324,15 +366,24 @@ def test_unknown_session_is_an_rpc_error_naming_the_path(bed: Bed) -> None:
 def test_a_csma_without_a_username_is_refused_and_running_is_unchanged(bed: Bed) -> None:
     """The C-PS cannot log in at a C-SMA nobody named a user for: the schema's must."""
     path = f"data/{AS}:agent-selection/candidates"
-    candidate = {"csci-id": "x-nologin", "cs-id": "ex84p5",
-                 "c-sma": {"name": "csma-9", "address": "127.0.0.1", "port": 830}}  # fmt: skip
+    candidate = {
+        "csci-id": "x-nologin",
+        "cs-id": "ex84p5",
+        "c-sma": {"name": "csma-9", "address": "127.0.0.1", "port": 830},
+    }
     before = bed.cps.get_json(path, content="config")
-    reply = bed.cps.request("PATCH", path, json={f"{AS}:candidates": {"candidate": [candidate]}},
-                            headers={"Content-Type": JSON, "Accept": JSON})  # fmt: skip
+    reply = bed.cps.request(
+        "PATCH",
+        path,
+        json={f"{AS}:candidates": {"candidate": [candidate]}},
+        headers={"Content-Type": JSON, "Accept": JSON},
+    )
     assert reply.status_code == 412, reply.text  # operation-failed (RFC 7950 15.4, 8040 7)
     (error,) = reply.json()["ietf-restconf:errors"]["error"]
     assert (error["error-tag"], error["error-app-tag"]) == (
-        "operation-failed", "c-sma-without-username")  # fmt: skip
+        "operation-failed",
+        "c-sma-without-username",
+    )
     assert "c-sma/address" in error["error-path"]
     assert bed.cps.get_json(path, content="config") == before
 
@@ -340,8 +391,10 @@ def test_a_csma_without_a_username_is_refused_and_running_is_unchanged(bed: Bed)
 def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(bed: Bed) -> None:
     cps = bed.cps
     call(cps, "submit-descriptor", {"descriptor": drafts.descriptor_84("s-nc", "ex84p5")})
-    subtree = (f'<agent-selection xmlns="{AS_NS}"><sessions><session>'
-               "<session-id>s-nc</session-id></session></sessions></agent-selection>")  # fmt: skip
+    subtree = (
+        f'<agent-selection xmlns="{AS_NS}"><sessions><session>'
+        "<session-id>s-nc</session-id></session></sessions></agent-selection>"
+    )
     with connect_nc(cps.netconf_port, *ADMIN) as manager:
         reply = etree.fromstring(manager.get(filter=("subtree", subtree)).xml.encode())
     records = list(reply.iter(f"{{{AS_NS}}}decision-record"))
@@ -352,8 +405,12 @@ def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(bed: 
     assert release["csci-id"] == ["x84p5-C"]
     assert bed.csma["B"].exchanges("release-state", "s-nc") == []  # nothing held there
     assert session(cps, "s-nc")["state"] == "closed"
-    contradicted = {"reporter": "ietf-cats-types:c-ps", "condition": f"{AS}:value-contradicted",
-                    "source": "c-sma-1", "at": drafts.iso(time.time())}  # fmt: skip
+    contradicted = {
+        "reporter": "ietf-cats-types:c-ps",
+        "condition": f"{AS}:value-contradicted",
+        "source": "c-sma-1",
+        "at": drafts.iso(time.time()),
+    }
     assert call(cps, "invalidation-notice", contradicted) == {"acted-on": False}
     found = cps.get_json(f"data/{AS}:agent-selection/candidates/candidate=xep-C")
     (entry,) = found[f"{AS}:candidate"]
@@ -402,15 +459,38 @@ def real_csma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     folder = tmp_path_factory.mktemp("real_csma")
     element = {"tenant": drafts.TENANT, "residency": "accelerator-memory"}
     instances = [
-        {"csci-id": "B", "cs-id": "agent", "capacity": 10**11, "state": [
-            {**element, "reuse-key": "docs", "size": 2_000_000,
-             "element-class": "retrieved-material"}]},
-        {"csci-id": "C", "cs-id": "agent", "capacity": 10**11, "state": [
-            {**element, "reuse-key": "kv", "size": 330_000_000,
-             "element-class": "model-context-state"}]},
-    ]  # fmt: skip
-    report = {"url": f"http://127.0.0.1:{free_port()}/restconf", "username": "csma-1",
-              "password": "unused"}  # fmt: skip
+        {
+            "csci-id": "B",
+            "cs-id": "agent",
+            "capacity": 10**11,
+            "state": [
+                {
+                    **element,
+                    "reuse-key": "docs",
+                    "size": 2_000_000,
+                    "element-class": "retrieved-material",
+                }
+            ],
+        },
+        {
+            "csci-id": "C",
+            "cs-id": "agent",
+            "capacity": 10**11,
+            "state": [
+                {
+                    **element,
+                    "reuse-key": "kv",
+                    "size": 330_000_000,
+                    "element-class": "model-context-state",
+                }
+            ],
+        },
+    ]
+    report = {
+        "url": f"http://127.0.0.1:{free_port()}/restconf",
+        "username": "csma-1",
+        "password": "unused",
+    }
     with csma_process(folder, "csma-1", instances, CPS_USER, report) as csma:
         csma.wait()
         yield csma.target
@@ -420,25 +500,45 @@ def test_the_southbound_speaks_to_a_real_csma(real_csma: Target) -> None:
     """MSG-5/6, MSG-11/12 and MSG-16 through controller.southbound to agents/csma."""
     agents = NetconfStateAgents(Credentials(*CPS_USER))
     try:
-        found = agents.query_state(real_csma, {
-            "tenant": drafts.TENANT, "session-id": "s-real", "csci-id": ["B", "C"],
-            "reuse-key": ["kv", "docs"]})  # fmt: skip
+        found = agents.query_state(
+            real_csma,
+            {
+                "tenant": drafts.TENANT,
+                "session-id": "s-real",
+                "csci-id": ["B", "C"],
+                "reuse-key": ["kv", "docs"],
+            },
+        )
         presence = {
             (c["csci-id"], e["reuse-key"]): e["presence"]
-            for c in found["candidate"] for e in c["element"]
-        }  # fmt: skip
-        assert presence == {("B", "kv"): "absent", ("B", "docs"): "present",
-                            ("C", "kv"): "present", ("C", "docs"): "absent"}  # fmt: skip
-        reserve = {"reservation-id": "rsv-real", "session-id": "s-real",
-                   "tenant": drafts.TENANT, "handoff-id": "ho-real", "csci-id": "B",
-                   "element": [{"reuse-key": "kv",
-                                "element-class": f"{AS}:model-context-state"}],
-                   "size": "330000000", "needed-by": drafts.iso(time.time() + 30)}  # fmt: skip
+            for c in found["candidate"]
+            for e in c["element"]
+        }
+        assert presence == {
+            ("B", "kv"): "absent",
+            ("B", "docs"): "present",
+            ("C", "kv"): "present",
+            ("C", "docs"): "absent",
+        }
+        reserve = {
+            "reservation-id": "rsv-real",
+            "session-id": "s-real",
+            "tenant": drafts.TENANT,
+            "handoff-id": "ho-real",
+            "csci-id": "B",
+            "element": [{"reuse-key": "kv", "element-class": f"{AS}:model-context-state"}],
+            "size": "330000000",
+            "needed-by": drafts.iso(time.time() + 30),
+        }
         first = agents.reserve_state(real_csma, reserve)
         assert first["status"] == "accepted"
         assert agents.reserve_state(real_csma, reserve) == first  # idempotent (M43)
-        release = {"session-id": "s-real", "tenant": drafts.TENANT,
-                   "reservation-id": "rsv-real", "csci-id": ["B"]}  # fmt: skip
+        release = {
+            "session-id": "s-real",
+            "tenant": drafts.TENANT,
+            "reservation-id": "rsv-real",
+            "csci-id": ["B"],
+        }
         assert agents.release_state(real_csma, release) == {}
         gone = Target("gone", "127.0.0.1", free_port())
         with pytest.raises(PeerUnreachableError):

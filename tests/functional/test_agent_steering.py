@@ -105,18 +105,34 @@ def _specs(instances: dict[str, Instance]) -> list[drafts.Spec]:
 
 def _seed(specs: list[drafts.Spec], c_sma: dict[str, Any], forwarder: Forwarder) -> Any:
     letters = {s.csci_id: letter for s, letter in zip(specs, "ABC", strict=True)}
-    users = [{"name": ADMIN[0], "password": hash_password(ADMIN[1])},
-             {"name": "csma-1", "password": hash_password("csma-1-report")}]  # fmt: skip
+    users = [
+        {"name": ADMIN[0], "password": hash_password(ADMIN[1])},
+        {"name": "csma-1", "password": hash_password("csma-1-report")},
+    ]
     return {
         "ietf-system:system": {"authentication": {"user": users}},
         f"{AS}:agent-selection": drafts.config(specs, lambda s: c_sma),
-        f"{SM}:csci-attachments": {"attachment": [
-            {"csci-id": s.csci_id, "egress": EGRESS[letters[s.csci_id]]} for s in specs]},
-        f"{ST}:forwarders": {"reconcile-interval": RECONCILE_S, "forwarder": [
-            {"name": "ingress-1", "address": "127.0.0.1", "port": forwarder.netconf,
-             "username": CPS[0], "password": CPS[1], "role": ["ingress"],
-             "ingress-id": INGRESS_ID, "cs-id": [SERVICE]}]},
-    }  # fmt: skip
+        f"{SM}:csci-attachments": {
+            "attachment": [
+                {"csci-id": s.csci_id, "egress": EGRESS[letters[s.csci_id]]} for s in specs
+            ]
+        },
+        f"{ST}:forwarders": {
+            "reconcile-interval": RECONCILE_S,
+            "forwarder": [
+                {
+                    "name": "ingress-1",
+                    "address": "127.0.0.1",
+                    "port": forwarder.netconf,
+                    "username": CPS[0],
+                    "password": CPS[1],
+                    "role": ["ingress"],
+                    "ingress-id": INGRESS_ID,
+                    "cs-id": [SERVICE],
+                }
+            ],
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +150,11 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
             stack.callback(instance.server.shutdown)
         forwarder.start()
         stack.callback(forwarder.stop)
-        report = {"url": f"http://127.0.0.1:{cps_port}/restconf", "username": "csma-1",
-                  "password": "csma-1-report"}  # fmt: skip
+        report = {
+            "url": f"http://127.0.0.1:{cps_port}/restconf",
+            "username": "csma-1",
+            "password": "csma-1-report",
+        }
         login = ("cps-1", "cps-1-secret")
         csma = stack.enter_context(csma_process(folder, "csma-1", _instances(specs), login, report))
         csma.wait()
@@ -177,8 +196,13 @@ def southbound(server: Server) -> dict[str, Any]:
 
 def through_forwarder(forwarder: Forwarder, session_id: str, step: int) -> requests.Response:
     """A client request of the session's step through the ingress forwarder's data plane."""
-    headers = {"CATS-Service-Id": SERVICE, "CATS-Session-Id": session_id,
-               "CATS-Turn-Id": "1", "CATS-Step-Id": str(step), "Connection": "close"}  # fmt: skip
+    headers = {
+        "CATS-Service-Id": SERVICE,
+        "CATS-Session-Id": session_id,
+        "CATS-Turn-Id": "1",
+        "CATS-Step-Id": str(step),
+        "Connection": "close",
+    }
     return requests.get(f"{forwarder.url}/infer", headers=headers, timeout=10)
 
 
@@ -186,8 +210,9 @@ def test_a_commitment_becomes_one_rule_on_the_forwarder_until_the_session_closes
     bed: Bed,
 ) -> None:
     c = bed.instances["C"].csci_id
-    admitted = call(bed.cps, "submit-descriptor",
-                    {"descriptor": drafts.descriptor_84("s-st", SERVICE)})  # fmt: skip
+    admitted = call(
+        bed.cps, "submit-descriptor", {"descriptor": drafts.descriptor_84("s-st", SERVICE)}
+    )
     assert admitted["selected"] == c
     (commitment,) = session(bed.cps, "s-st")["commitment"]
     commitment_id = commitment["commitment-id"]
@@ -243,8 +268,9 @@ def test_a_commitment_becomes_one_rule_on_the_forwarder_until_the_session_closes
 def test_a_255_character_session_id_gets_its_rule_and_its_state(bed: Bed) -> None:
     long_id = "run-" + "x" * 247 + "-end"
     assert len(long_id) == 255
-    admitted = call(bed.cps, "submit-descriptor",
-                    {"descriptor": drafts.descriptor_84(long_id, SERVICE)})  # fmt: skip
+    admitted = call(
+        bed.cps, "submit-descriptor", {"descriptor": drafts.descriptor_84(long_id, SERVICE)}
+    )
     commitment_id = admitted["commitment"]["commitment-id"]
     assert len(commitment_id) <= 128
     (rule,) = wait_for(lambda: rules_of(bed.forwarder, long_id))
@@ -266,8 +292,9 @@ def test_an_egress_configured_after_the_commitment_gets_its_rule(bed: Bed) -> No
     removed = bed.cps.request("DELETE", path)
     assert removed.status_code == 204, removed.text
     try:
-        admitted = call(bed.cps, "submit-descriptor",
-                        {"descriptor": drafts.descriptor_84("s-late", SERVICE)})  # fmt: skip
+        admitted = call(
+            bed.cps, "submit-descriptor", {"descriptor": drafts.descriptor_84("s-late", SERVICE)}
+        )
         assert admitted["selected"] == c
         time.sleep(3 * RECONCILE_S)
         assert rules_of(bed.forwarder, "s-late") == []

@@ -1,4 +1,5 @@
-"""A real ``catsctl cnma`` reporting the section 7.1 NST to a real ``catsctl serve`` (issue 6).
+"""A real ``catsctl cnma`` reporting the section 7.1 NST to a real ``catsctl serve``
+(service-metrics-op 6.2.2, 8).
 
 The C-NMA runs as a subprocess with the example configuration of docs/examples (10.0.0.1 to
 CF-2 in 8 ms and to CF-3 in 6 ms through P1), short intervals and its own user. The tests run
@@ -89,10 +90,12 @@ def configuration(
     """The example with fast intervals, this C-PS and the C-NMA's password file."""
     document = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
     (folder / "cnma.password").write_text(CNMA[1] + "\n")
-    document["cps"] = {"url": f"{server.root}/restconf", "username": CNMA[0],
-                       "password-file": "cnma.password"}  # fmt: skip
-    document["reporting"] |= {"interval": INTERVAL, "heartbeat": HEARTBEAT,
-                              "forwarding-view": True}  # fmt: skip
+    document["cps"] = {
+        "url": f"{server.root}/restconf",
+        "username": CNMA[0],
+        "password-file": "cnma.password",
+    }
+    document["reporting"] |= {"interval": INTERVAL, "heartbeat": HEARTBEAT, "forwarding-view": True}
     if change is not None:
         change(document)
     path = folder / "cnma.toml"
@@ -116,8 +119,16 @@ class Cnma:
 def running_cnma(config: Path, state_dir: Path) -> Iterator[Cnma]:
     """Start ``catsctl cnma``; SIGTERM it when the block ends."""
     log = config.parent / f"cnma-{time.monotonic_ns()}.log"
-    command = [sys.executable, "-m", "controller.cli", "cnma", "--config", str(config),
-               "--state-dir", str(state_dir)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "cnma",
+        "--config",
+        str(config),
+        "--state-dir",
+        str(state_dir),
+    ]
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink, env=os.environ)
     try:
@@ -190,22 +201,32 @@ def test_reports_section_7_1_then_delta_then_heartbeat(server: Server, folder: P
         table = nst(server)
         cf2, cf3 = table[CF2], table[CF3]
         assert (cf2["ingress"], ms(cf2["network-delay"]), ms(cf3["network-delay"])) == (
-            "10.0.0.1", Decimal("8.000"), Decimal("6.000"),
-        )  # fmt: skip
+            "10.0.0.1",
+            Decimal("8.000"),
+            Decimal("6.000"),
+        )
         assert (ms(cf2["jitter"]), ms(cf3["jitter"])) == (Decimal("0.4"), Decimal("0.3"))
         assert (cf2["bandwidth"], cf2["loss-rate"], cf3["bandwidth"], cf3["loss-rate"]) == (
-            1000, 110, 2500, 60,
-        )  # fmt: skip
+            1000,
+            110,
+            2500,
+            60,
+        )
         attributes = cf2["path-attributes"]
         low, high = ms(attributes.pop("min-delay")), ms(attributes.pop("max-delay"))
         assert (low, high) == (Decimal("7.5"), Decimal(9))
         assert attributes == {
-            "admin-group": "00:00:00:05", "color": 100, "te-metric": 30, "igp-metric": 20,
+            "admin-group": "00:00:00:05",
+            "color": 100,
+            "te-metric": 30,
+            "igp-metric": 20,
             "hop-count": 2,
-        }  # fmt: skip
+        }
         assert (cf2["source"], cf2["confidence"], cf2["delay-reported-in"]) == (
-            "cnma", "derived", "milliseconds",
-        )  # fmt: skip
+            "cnma",
+            "derived",
+            "milliseconds",
+        )
         first = cf3["sequence"]
 
         configuration(server, folder, change=slower_cf2)
@@ -277,8 +298,14 @@ def delay_us(document: dict[str, Any]) -> None:
 
 def test_probe_measures_and_a_change_is_a_delta(server: Server, folder: Path) -> None:
     with EchoResponder(delay=0.010) as echo:  # ~10 ms round trip: ~5 ms one way
-        probe = {"ingress": "10.0.0.1", "egress": CF3, "target": f"127.0.0.1:{echo.address[1]}",
-                 "count": 3, "timeout": 0.5, "use": "replace"}  # fmt: skip
+        probe = {
+            "ingress": "10.0.0.1",
+            "egress": CF3,
+            "target": f"127.0.0.1:{echo.address[1]}",
+            "count": 3,
+            "timeout": 0.5,
+            "use": "replace",
+        }
 
         def with_probe(document: dict[str, Any]) -> None:
             delay_us(document)
@@ -307,8 +334,13 @@ def test_probe_measures_and_a_change_is_a_delta(server: Server, folder: Path) ->
 def test_bad_probe_replies_are_refused_and_the_model_kept(server: Server, folder: Path) -> None:
     with EchoResponder() as echo:
         echo.mangle = True
-        probe = {"ingress": "10.0.0.1", "egress": CF3, "target": f"127.0.0.1:{echo.address[1]}",
-                 "count": 2, "timeout": 0.1}  # fmt: skip
+        probe = {
+            "ingress": "10.0.0.1",
+            "egress": CF3,
+            "target": f"127.0.0.1:{echo.address[1]}",
+            "count": 2,
+            "timeout": 0.1,
+        }
 
         def with_probe(document: dict[str, Any]) -> None:
             document["probes"] = [probe]
@@ -371,8 +403,12 @@ def test_malformed_configuration_is_refused_at_start(folder: Path) -> None:
     bad.write_text('[topology]\nnodes = [{ id = "10.0.0.1", role = "core" }]\n')
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", "cnma", "--config", str(bad), "--check"],
-        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 1
     assert "topology.nodes[0].role" in done.stderr
     assert "expected one of ingress, egress, transit" in done.stderr

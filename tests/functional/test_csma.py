@@ -34,7 +34,7 @@ from controller.auth import hash_password
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import ADMIN, Server, free_port
-from tests.functional.test_sci import CAPACITY, Instance, sci_config, wait_for
+from tests.functional.test_sci import CAPACITY, Instance, sci_command, sci_config, wait_for
 from tools.bench.common import stop
 
 pytestmark = pytest.mark.functional
@@ -82,10 +82,19 @@ class Csma:
         path = self.folder / f"{self.name}.json"
         path.write_text(json.dumps(self.config))
         command = [
-            sys.executable, "-m", "controller.cli", "csma", "--config", str(path),
-            "--state-dir", str(self.folder / f"{self.name}-state"),
-            "--restconf-port", str(self.port), "--netconf-port", str(self.netconf),
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "csma",
+            "--config",
+            str(path),
+            "--state-dir",
+            str(self.folder / f"{self.name}-state"),
+            "--restconf-port",
+            str(self.port),
+            "--netconf-port",
+            str(self.netconf),
+        ]
         with (self.folder / f"{self.name}.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
         wait_for(f"{self.name}", self.up, timeout=30)
@@ -213,11 +222,8 @@ def bed(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Be
         csma.start()  # restarted by a test, so stopped below rather than by a with block
         wait_for("the instances", lambda: all(i.ready() for i in instances.values()), 30)
         config.write_text(json.dumps(sci_config(sci_port, csma.root, list(instances.values()))))
-        command = [
-            sys.executable, "-m", "controller.cli", "sci", "--config", str(config),
-            "--state-dir", str(folder / "sci-state"), "--username", SCI_USER,
-            "--password", SECRET + SCI_USER, "--manage", f"127.0.0.1:{manage}",
-        ]  # fmt: skip
+        login = (SCI_USER, SECRET + SCI_USER)
+        command = sci_command(config, folder / "sci-state", login, manage)
         with (folder / "sci.log").open("ab") as sink:
             sci = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
         yield Bed(server, csma, instances, sci_port, manage, sci)
@@ -351,8 +357,12 @@ def _element(parent: Any, tag: str, text: str | None = None) -> Any:
 
 def _reserve(rid: str, session: str = "s1", size: int = 50) -> Any:
     request = etree.Element(f"{{{AS}}}reserve-state", nsmap={None: AS})
-    for tag, text in (("reservation-id", rid), ("session-id", session), ("tenant", TENANT),
-                      ("csci-id", "10.9.0.1:80")):  # fmt: skip
+    for tag, text in (
+        ("reservation-id", rid),
+        ("session-id", session),
+        ("tenant", TENANT),
+        ("csci-id", "10.9.0.1:80"),
+    ):
         _element(request, tag, text)
     wanted = _element(request, "element")
     _element(wanted, "reuse-key", KEY)
@@ -404,8 +414,9 @@ def test_a_repeated_reservation_is_one_reservation_and_it_expires(bed: Bed) -> N
 
 def test_reservations_are_rate_limited_per_session(bed: Bed) -> None:
     with connect_nc(bed.csma.netconf, CPS_USER, SECRET + CPS_USER) as session:
-        statuses = [_text(session.dispatch(_reserve(f"q{n}", "s9", 1)), "status")[0]
-                    for n in range(4)]  # fmt: skip
+        statuses = [
+            _text(session.dispatch(_reserve(f"q{n}", "s9", 1)), "status")[0] for n in range(4)
+        ]
         assert statuses == ["accepted"] * 3 + ["refused"]
         refused = session.dispatch(_reserve("q9", "s9", 1))
         assert _text(refused, "refusal-reason") == ["cats-as:rate-limit-exceeded"]
@@ -511,7 +522,11 @@ def test_a_malformed_configuration_is_refused_naming_the_key(tmp_path: Path) -> 
     path.write_text(json.dumps({"site": "SS1", "reporting": {"aggregation": "per-pod"}}))
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli", "csma", "--config", str(path), "--check"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 1
     assert f"{path}: reporting.aggregation" in result.stderr

@@ -30,8 +30,12 @@ def demo(*options: str) -> tuple[subprocess.CompletedProcess[str], float]:
     began = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli", "demo", *options],
-        capture_output=True, text=True, check=False, cwd=ROOT, timeout=TIMEOUT_S,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=TIMEOUT_S,
+    )
     return result, time.monotonic() - began
 
 
@@ -51,9 +55,20 @@ def steps(out: str) -> dict[str, str]:
 
 
 WINNERS = {
-    "A": SCI3, "B1": SCI1, "B2": SCI3, "C1": SCI1, "C2": SCI1, "C4": SCI3,
-    "D1": SCI3, "D2": SCI3, "D3": SCI3, "D4": SCI3, "F1": SCI3, "F2": SCI1, "F3": SCI3,
-}  # fmt: skip
+    "A": SCI3,
+    "B1": SCI1,
+    "B2": SCI3,
+    "C1": SCI1,
+    "C2": SCI1,
+    "C4": SCI3,
+    "D1": SCI3,
+    "D2": SCI3,
+    "D3": SCI3,
+    "D4": SCI3,
+    "F1": SCI3,
+    "F2": SCI1,
+    "F3": SCI3,
+}
 
 
 def landed(block: str) -> dict[str, tuple[int, int]]:
@@ -95,8 +110,17 @@ def assert_the_agent_session_went_as_the_draft_says(blocks: dict[str, str]) -> N
     landed += "B 0, C 1"
     assert re.search(landed, blocks["G2"]), blocks["G2"]
     # 6.8: B has more free capacity and computes faster, but the state costs a 3 s transfer
-    assert row(blocks["G3"], "B") == ["B", "0.6", "400", "600", "7.5 GB", "3008.4", "132000",
-                                      "3008.4", "-1.30084"]  # fmt: skip
+    assert row(blocks["G3"], "B") == [
+        "B",
+        "0.6",
+        "400",
+        "600",
+        "7.5 GB",
+        "3008.4",
+        "132000",
+        "3008.4",
+        "-1.30084",
+    ]
     assert row(blocks["G3"], "C (selected)")[1:8] == ["0.2", "400", "750", "0 B", "0", "0", "0"]
     # 8.4 T8: the reduced retrieval set, no migration
     assert "still running after 4000 ms, expected 100 ms: acted on" in blocks["G4"]
@@ -123,8 +147,29 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     assert result.returncode == 0, out + result.stderr
     assert elapsed < 60, f"the demo took {elapsed:.1f} s"
     blocks = steps(out)
-    assert list(blocks) == ["M", "A", "B1", "B2", "C1", "C2", "C3", "C4", "D1", "D2", "D3",
-                            "D4", "R", "F1", "F2", "F3", "G1", "G2", "G3", "G4", "G5"]  # fmt: skip
+    assert list(blocks) == [
+        "M",
+        "A",
+        "B1",
+        "B2",
+        "C1",
+        "C2",
+        "C3",
+        "C4",
+        "D1",
+        "D2",
+        "D3",
+        "D4",
+        "R",
+        "F1",
+        "F2",
+        "F3",
+        "G1",
+        "G2",
+        "G3",
+        "G4",
+        "G5",
+    ]
     assert all(f"  PASS {step}: " in block for step, block in blocks.items())
     for step, winner in WINNERS.items():
         assert f"-> selected {winner} via " in blocks[step], blocks[step]
@@ -148,7 +193,7 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
         assert "C-PS southbound to the ingress: connected, in-sync true" in blocks[step]
     assert "    ingress   | 10.0.0.1     | ingress | http://127.0.0.1:" in out
     assert_the_agent_session_went_as_the_draft_says(blocks)
-    assert "not yet" not in out  # every part of issue 8 is built
+    assert "not yet" not in out  # every stage is built, none is left out
     assert "21/21 steps passed (all passed)" in out
     assert "State and logs kept" not in out  # the fresh state directory is removed
 
@@ -160,8 +205,16 @@ def test_a_scenario_whose_outcome_does_not_happen_fails_the_demo(tmp_path: Path)
     advantage now outweighs the state it lacks, the session goes to B, unlike in the draft,
     so the gateway's expectations and G1-G5 fail, while the rule and the request follow the
     commitment actually made (B). The demo exits non-zero."""
-    result, _ = demo("--only", "BFG", "--congested-delay", "6", "--b-path-delay", "50",
-                     "--state-dir", str(tmp_path))  # fmt: skip
+    result, _ = demo(
+        "--only",
+        "BFG",
+        "--congested-delay",
+        "6",
+        "--b-path-delay",
+        "50",
+        "--state-dir",
+        str(tmp_path),
+    )
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
     blocks = steps(out)
@@ -177,14 +230,24 @@ def test_a_scenario_whose_outcome_does_not_happen_fails_the_demo(tmp_path: Path)
     assert "  PASS F3: " in blocks["F3"]
     assert "the draft's numbers; B's path 50 ms" in blocks["G1"]
     assert "exited 1 in " in blocks["G1"]
-    assert re.search(r"- the gateway: expect FAILED: sessions\[0\]\.admission\.expect\."
-                     r"decisions\[0\]\.selected: expected 127\.3\.67\.4:\d+, got "
-                     r"127\.3\.67\.3:\d+", out)  # fmt: skip
+    assert re.search(
+        r"- the gateway: expect FAILED: sessions\[0\]\.admission\.expect\."
+        r"decisions\[0\]\.selected: expected 127\.3\.67\.4:\d+, got "
+        r"127\.3\.67\.3:\d+",
+        out,
+    )
     assert all(f"  FAIL G{n}: " in blocks[f"G{n}"] for n in range(1, 6))
     assert re.search(r"CATS-Commitment-Id cm-s-episode-1; served by B 1, C 0", blocks["G2"])
     assert "- the rule's egress is 188.3.67.3, expected 188.3.67.4" in out  # after FAIL G2
     assert "- csma-ss3 did not release C's state once" in out
     assert "4/11 steps passed (7 FAILED)" in out
     logs = {path.name for path in tmp_path.glob("*.log")}
-    assert {"cps.log", "cnma.log", "csma-ss3.log", "SCI-3.log", "forwarder-ingress.log",
-            "gateway.log", "agent-C.log"} <= logs  # fmt: skip
+    assert {
+        "cps.log",
+        "cnma.log",
+        "csma-ss3.log",
+        "SCI-3.log",
+        "forwarder-ingress.log",
+        "gateway.log",
+        "agent-C.log",
+    } <= logs

@@ -28,7 +28,7 @@ from lxml import etree
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import free_port
-from tests.functional.test_sci import Instance, sci_config, wait_for
+from tests.functional.test_sci import Instance, sci_command, sci_config, wait_for
 from tools.bench.common import stop
 
 
@@ -67,11 +67,8 @@ class Sci:
         config = self.folder / f"{self.name}.json"
         nowhere = f"http://127.0.0.1:{free_port()}/restconf"  # no C-SMA: reports fail, quietly
         config.write_text(json.dumps(sci_config(self.port, nowhere, self.instances)))
-        command = [
-            sys.executable, "-m", "controller.cli", "sci", "--config", str(config),
-            "--state-dir", str(self.folder / f"{self.name}-state"), "--username", "sci",
-            "--password", "unused", "--manage", f"127.0.0.1:{self.manage}",
-        ]  # fmt: skip
+        state_dir = self.folder / f"{self.name}-state"
+        command = sci_command(config, state_dir, ("sci", "unused"), self.manage)
         with (self.folder / f"{self.name}.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
 
@@ -113,15 +110,31 @@ class Forwarder:
         tunnels = [
             {"forwarder-id": k, "address": f"127.0.0.1:{v}"} for k, v in self.tunnels.items()
         ]
-        document = {"forwarder-id": self.forwarder_id, "egress": tunnels,
-                    "users": [{"name": CPS[0], "password": CPS[1]}]}  # fmt: skip
+        document = {
+            "forwarder-id": self.forwarder_id,
+            "egress": tunnels,
+            "users": [{"name": CPS[0], "password": CPS[1]}],
+        }
         config.write_text(json.dumps(document))
         command = [
-            sys.executable, "-m", "controller.cli", "forwarder", "--config", str(config),
-            "--state-dir", str(self.folder / f"{self.name}-state"), "--role", self.role,
-            "--listen", f"127.0.0.1:{self.data}", "--netconf-port", str(self.netconf),
-            "--restconf-port", str(self.restconf), *extra,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "forwarder",
+            "--config",
+            str(config),
+            "--state-dir",
+            str(self.folder / f"{self.name}-state"),
+            "--role",
+            self.role,
+            "--listen",
+            f"127.0.0.1:{self.data}",
+            "--netconf-port",
+            str(self.netconf),
+            "--restconf-port",
+            str(self.restconf),
+            *extra,
+        ]
         with (self.folder / f"{self.name}.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
 
@@ -223,8 +236,13 @@ def service(cs_id: str, csci_id: str, **more: Any) -> tuple[str, dict[str, Any]]
 
 
 def rule(commitment: str, csci_id: str, **more: Any) -> tuple[str, dict[str, Any]]:
-    leaves = {"commitment-id": commitment, "cs-id": "ARS", "csci-id": csci_id,
-              "egress-forwarder": "egress-1", "lifetime": 60}  # fmt: skip
+    leaves = {
+        "commitment-id": commitment,
+        "cs-id": "ARS",
+        "csci-id": csci_id,
+        "egress-forwarder": "egress-1",
+        "lifetime": 60,
+    }
     return "rule", {**leaves, **more}
 
 
@@ -302,8 +320,17 @@ def test_rule_steers_a_session_and_expires_with_a_notification(bed: Bed) -> None
     """MSG-10 with a 2 s lifetime: the session's steps go to SCI A, then rule-expired."""
     with bed.forwarder.nc() as listener, bed.forwarder.nc() as manager:
         listener.create_subscription()
-        push(manager, config(rule("c-short", bed.a.csci_id, lifetime=2,
-                                  match={"session-id": "agent-1", "turn-id": 1})))  # fmt: skip
+        push(
+            manager,
+            config(
+                rule(
+                    "c-short",
+                    bed.a.csci_id,
+                    lifetime=2,
+                    match={"session-id": "agent-1", "turn-id": 1},
+                )
+            ),
+        )
         (reply,) = send(bed, CATS_Session_Id="agent-1", CATS_Turn_Id="1", CATS_Step_Id="7")
         assert reply.headers["CATS-CSCI-Id"] == bed.a.csci_id
         assert reply.headers["CATS-Commitment-Id"] == "c-short"
@@ -383,9 +410,11 @@ def test_bad_edits_are_refused_and_change_nothing(bed: Bed) -> None:
         assert bad_csci.value.tag == "invalid-value"
         assert "csci-id" in (bad_csci.value.path or "")
         manager.edit_config(
-            target="candidate", config=config(rule("c-self", bed.a.csci_id, supersedes="c-self",
-                                                    match={"session-id": "s"}))
-        )  # fmt: skip
+            target="candidate",
+            config=config(
+                rule("c-self", bed.a.csci_id, supersedes="c-self", match={"session-id": "s"})
+            ),
+        )
         with pytest.raises(RPCError) as itself:
             manager.commit()
         assert itself.value.tag == "operation-failed"
@@ -416,9 +445,12 @@ def test_an_unconfirmed_commit_rolls_back(bed: Bed) -> None:
 def test_a_slow_step_raises_step_progress(bed: Bed) -> None:
     """agent draft 8.1 P10, M35: elapsed > expected x tail-factor gives a tail event."""
     slow = bed.a.instances[0]
-    monitored = rule("c-tail", bed.a.csci_id, match={"session-id": "agent-4", "step-id": 3},
-                     **{"progress-monitoring": {"expected-duration": "50.000",
-                                                "tail-factor": "2.00"}})  # fmt: skip
+    monitored = rule(
+        "c-tail",
+        bed.a.csci_id,
+        match={"session-id": "agent-4", "step-id": 3},
+        **{"progress-monitoring": {"expected-duration": "50.000", "tail-factor": "2.00"}},
+    )
     with bed.forwarder.nc() as listener, bed.forwarder.nc() as manager:
         listener.create_subscription()
         push(manager, config(monitored))
@@ -439,17 +471,38 @@ def test_through_the_egress_forwarder(bed: Bed) -> None:
     """6.2.3 step 7: encapsulated to the egress, which delivers to the CSCI-ID; 6.2.5 level 2:
     network-only, the egress selects a local CSCI-ID."""
     with bed.forwarder.nc() as manager:
-        push(manager, config(
-            ("service", {"cs-id": "tunnelled", "csci-id": bed.a.csci_id,
-                         "egress-forwarder": EGRESS_ID}),
-            ("service", {"cs-id": "network-only", "fallback-mode": "network-only",
-                         "egress-forwarder": EGRESS_ID}),
-        ))  # fmt: skip
+        push(
+            manager,
+            config(
+                (
+                    "service",
+                    {"cs-id": "tunnelled", "csci-id": bed.a.csci_id, "egress-forwarder": EGRESS_ID},
+                ),
+                (
+                    "service",
+                    {
+                        "cs-id": "network-only",
+                        "fallback-mode": "network-only",
+                        "egress-forwarder": EGRESS_ID,
+                    },
+                ),
+            ),
+        )
     with bed.egress.nc() as manager:
-        push(manager, config(
-            ("service", {"cs-id": "network-only", "fallback-mode": "network-only",
-                         "egress-forwarder": EGRESS_ID, "local-csci-id": bed.b.csci_id}),
-        ))  # fmt: skip
+        push(
+            manager,
+            config(
+                (
+                    "service",
+                    {
+                        "cs-id": "network-only",
+                        "fallback-mode": "network-only",
+                        "egress-forwarder": EGRESS_ID,
+                        "local-csci-id": bed.b.csci_id,
+                    },
+                ),
+            ),
+        )
     before_a, before_b = bed.a.served(), bed.b.served()
     (tunnelled,) = send(bed, CATS_Service_Id="tunnelled")
     (chosen,) = send(bed, CATS_Service_Id="network-only")

@@ -42,15 +42,22 @@ def agent_selection_cps(folder: Path, specs: list[drafts.Spec]) -> Iterator[tupl
     """A C-SMA holding what ``specs`` hold, then a C-PS with agent selection for them and the
     candidates advertised (MSG-4, MSG-7); yields the C-PS and the C-SMA."""
     cps_port = free_port()
-    report = {"url": f"http://127.0.0.1:{cps_port}/restconf", "username": "csma-gw",
-              "password": "csma-gw-report"}  # fmt: skip
+    report = {
+        "url": f"http://127.0.0.1:{cps_port}/restconf",
+        "username": "csma-gw",
+        "password": "csma-gw-report",
+    }
     with csma_process(folder, "csma-gw", _instances(specs), CSMA_LOGIN, report) as csma:
         csma.wait()
         document = drafts.config(specs, lambda _: csma.c_sma())
-        users = [{"name": "csma-gw", "password": hash_password("csma-gw-report")},
-                 {"name": ADMIN[0], "password": hash_password(ADMIN[1])}]  # fmt: skip
-        seed: dict[str, object] = {"ietf-system:system": {"authentication": {"user": users}},
-                                   f"{AS}:agent-selection": document}  # fmt: skip
+        users = [
+            {"name": "csma-gw", "password": hash_password("csma-gw-report")},
+            {"name": ADMIN[0], "password": hash_password(ADMIN[1])},
+        ]
+        seed: dict[str, object] = {
+            "ietf-system:system": {"authentication": {"user": users}},
+            f"{AS}:agent-selection": document,
+        }
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", seed)
         with running_server(folder / "cps" / "state", init, port=cps_port) as cps:
@@ -87,11 +94,23 @@ def play(servers: tuple[Server, Csma], password_file: Path, tmp_path: Path) -> P
         path = description if isinstance(description, Path) else tmp_path / "description.json"
         if not isinstance(description, Path):
             path.write_text(json.dumps(description))
-        command = [sys.executable, "-m", "controller.cli", "gateway", str(path),
-                   "--cps-url", f"{servers[0].root}/restconf", "--username", ADMIN[0],
-                   "--password-file", str(password_file), *extra]  # fmt: skip
-        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                              check=False)  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "gateway",
+            str(path),
+            "--cps-url",
+            f"{servers[0].root}/restconf",
+            "--username",
+            ADMIN[0],
+            "--password-file",
+            str(password_file),
+            *extra,
+        ]
+        return subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        )
 
     return run
 
@@ -128,7 +147,10 @@ def test_the_step30_episode_keeps_c_handles_the_tail_event_and_reports_accountin
     assert (boundary["outcome"], boundary["selected"]) == (f"{AS}:keep", "C")
     assert boundary["stability"]["applied"] is True  # B's gain does not cover the rebuild
     assert (tail["trigger"], tail["outcome"], tail["selected"]) == (
-        f"{AS}:t8-tail-event", f"{AS}:keep", "C")  # fmt: skip
+        f"{AS}:t8-tail-event",
+        f"{AS}:keep",
+        "C",
+    )
     assert tail["degradation-applied"] == [f"{AS}:truncated-working-set"]
     kept = entry["descriptor"]["working-set"]["element"]  # reuse keys shown as handles (15)
     sizes = sorted(int(e["element-size"]) for e in kept)
@@ -142,8 +164,13 @@ def test_the_step30_episode_keeps_c_handles_the_tail_event_and_reports_accountin
     assert release["csci-id"] == ["C"]
     exchanges = json.loads(log.read_text())["exchanges"]
     sent = [e["operation"].split(":")[-1] for e in exchanges if e["operation"] != "get"]
-    assert sent == ["submit-descriptor", "step-boundary", "invalidation-notice",
-                    "accounting-feedback", "close-session"]  # fmt: skip
+    assert sent == [
+        "submit-descriptor",
+        "step-boundary",
+        "invalidation-notice",
+        "accounting-feedback",
+        "close-session",
+    ]
     notice = next(e for e in exchanges if e["operation"].endswith("invalidation-notice"))
     assert notice["input"]["step-progress"]["elapsed"] == "4000"
     assert notice["output"]["re-evaluation"]["selected"] == "C"
@@ -156,23 +183,58 @@ def _ex84_description(session_id: str, selected: str) -> Json:
     """The 8.4 example as a two-turn session with a pause, expecting ``selected`` at
     admission."""
     keyed = {"kv": drafts.KV, "docs": drafts.DOCS}
-    return {"sessions": [{
-        "session-id": session_id, "tenant": drafts.TENANT, "service-id": "ex84",
-        "descriptor": {"capability-tier": "capable",
-                       "working-set": {"element": list(keyed.values())},
-                       "objective": [drafts.TWO_SECONDS], "locality": [drafts.LOCALITY]},
-        "admission": {"turn-id": 1, "step-id": 1, "expect": {"decisions": [{
-            "selected": selected, "outcome": "move",
-            "excluded": {"x84-A": "capability-tier-below-required"}}]}},
-        "turns": [
-            {"turn-id": 1, "steps": [{"step-id": 2, "cost": {"time": 900, "cost": 0.25,
-                                                              "currency": "EUR"},
-                                      "pause": {"seconds": 0.2, "expect": {"state": "running",
-                                                "decisions": [{"trigger": "t3-wake-up"}]}}}]},
-            {"turn-id": 2, "start": True, "steps": [{"step-id": 3}],
-             "cost": {"time": 1500}},
-        ],
-    }]}  # fmt: skip
+    return {
+        "sessions": [
+            {
+                "session-id": session_id,
+                "tenant": drafts.TENANT,
+                "service-id": "ex84",
+                "descriptor": {
+                    "capability-tier": "capable",
+                    "working-set": {"element": list(keyed.values())},
+                    "objective": [drafts.TWO_SECONDS],
+                    "locality": [drafts.LOCALITY],
+                },
+                "admission": {
+                    "turn-id": 1,
+                    "step-id": 1,
+                    "expect": {
+                        "decisions": [
+                            {
+                                "selected": selected,
+                                "outcome": "move",
+                                "excluded": {"x84-A": "capability-tier-below-required"},
+                            }
+                        ]
+                    },
+                },
+                "turns": [
+                    {
+                        "turn-id": 1,
+                        "steps": [
+                            {
+                                "step-id": 2,
+                                "cost": {"time": 900, "cost": 0.25, "currency": "EUR"},
+                                "pause": {
+                                    "seconds": 0.2,
+                                    "expect": {
+                                        "state": "running",
+                                        "decisions": [{"trigger": "t3-wake-up"}],
+                                    },
+                                },
+                            }
+                        ],
+                    },
+                    {
+                        "turn-id": 2,
+                        "start": True,
+                        "steps": [{"step-id": 3}],
+                        "cost": {"time": 1500},
+                    },
+                ],
+            }
+        ]
+    }
 
 
 def test_the_84_example_excludes_a_and_plays_pause_wake_up_and_turn_start(
@@ -183,8 +245,9 @@ def test_the_84_example_excludes_a_and_plays_pause_wake_up_and_turn_start(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "excluded x84-A: capability-tier-below-required" in done.stdout
     entry = session(cps, "s-gw84")
-    points = [r.get("trigger", r["decision-point"]).split(":")[-1]
-              for r in entry["decision-record"]]  # fmt: skip
+    points = [
+        r.get("trigger", r["decision-point"]).split(":")[-1] for r in entry["decision-record"]
+    ]
     assert "t3-wake-up" in points
     assert "t2-turn-start" in points
     assert budget(entry, 1, 2) == {"time": 900.0, "cost": 0.25}

@@ -16,6 +16,8 @@ from tests.functional.restconf_server import JSON, Server, small_bench
 pytestmark = pytest.mark.functional
 BL = "urn:example:bench-list"
 CONFIG_NS = 'xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"'
+#: An entry start tag that binds ``nc:`` for an operation attribute (RFC 6241 7.2).
+NC_ENTRY = '<entry xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0"'
 
 
 def seed() -> dict[str, object]:
@@ -78,16 +80,13 @@ def test_edit_config_merge_delete_and_filters(server: Server) -> None:
     ("body", "tag"),
     [
         ("<entry><id>20</id></entry>", "missing-element"),  # mandatory name
-        ('<entry xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="create">'
-         "<id>1</id><name>x</name></entry>", "data-exists"),
-        ('<entry xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="delete">'
-         "<id>99</id></entry>", "data-missing"),
-        ('<entry xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="bogus">'
-         "<id>1</id></entry>", "bad-attribute"),
+        (f'{NC_ENTRY} nc:operation="create"><id>1</id><name>x</name></entry>', "data-exists"),
+        (f'{NC_ENTRY} nc:operation="delete"><id>99</id></entry>', "data-missing"),
+        (f'{NC_ENTRY} nc:operation="bogus"><id>1</id></entry>', "bad-attribute"),
         ("<entry><id>21</id><name>x</name><weight>5000</weight></entry>", "invalid-value"),
         ("<nothing/>", "unknown-element"),
     ],
-)  # fmt: skip
+)
 def test_edit_config_errors_change_nothing(server: Server, body: str, tag: str) -> None:
     with admin_nc(server) as m:
         before = bench(m)
@@ -140,14 +139,16 @@ def test_lock_across_sessions_and_protocols(server: Server) -> None:
             )
         assert denied.value.tag == "lock-denied"
     patch = {"bench-list:entry": [{"id": 51, "name": "rest"}]}
-    reply = server.request("PUT", "data/bench-list:bench/entry=51", json=patch,
-                           headers={"Content-Type": JSON})  # fmt: skip
+    reply = server.request(
+        "PUT", "data/bench-list:bench/entry=51", json=patch, headers={"Content-Type": JSON}
+    )
     assert reply.status_code == 409, reply.text
     assert reply.json()["ietf-restconf:errors"]["error"][0]["error-tag"] == "lock-denied"
     first._session.close()  # dropped, not closed: its locks go with it
     time.sleep(0.5)
-    reply = server.request("PUT", "data/bench-list:bench/entry=51", json=patch,
-                           headers={"Content-Type": JSON})  # fmt: skip
+    reply = server.request(
+        "PUT", "data/bench-list:bench/entry=51", json=patch, headers={"Content-Type": JSON}
+    )
     assert reply.status_code in (200, 201, 204), reply.text
 
 

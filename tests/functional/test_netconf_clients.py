@@ -38,9 +38,11 @@ def console(
 ) -> subprocess.CompletedProcess[str]:
     """Run netconf-console2 against the server."""
     command = [
-        str(CONSOLE), "--host", "127.0.0.1", "--port", str(server.netconf_port),
-        "-u", ADMIN[0], "-p", ADMIN[1], *args,
-    ]  # fmt: skip
+        str(CONSOLE),
+        *("--host", "127.0.0.1", "--port", str(server.netconf_port)),
+        *("-u", ADMIN[0], "-p", ADMIN[1]),
+        *args,
+    ]
     return subprocess.run(
         command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, check=False
     )
@@ -73,13 +75,27 @@ def test_yangcli_batch_script_create_commit_xget_config(server: Server, tmp_path
         "xget-config source=running /bench/entry[id=7]\n"
     )
     command = [
-        "yangcli", "--server=127.0.0.1", f"--ncport={server.netconf_port}",
-        f"--user={ADMIN[0]}", f"--password={ADMIN[1]}", "--batch-mode", "--autoload=false",
-        f"--modpath={TEST_YANG}", "--module=bench-list", f"--run-script={script}",
-    ]  # fmt: skip
+        "yangcli",
+        "--server=127.0.0.1",
+        f"--ncport={server.netconf_port}",
+        f"--user={ADMIN[0]}",
+        f"--password={ADMIN[1]}",
+        "--batch-mode",
+        "--autoload=false",
+        f"--modpath={TEST_YANG}",
+        "--module=bench-list",
+        f"--run-script={script}",
+    ]
     env = {**os.environ, "HOME": str(tmp_path)}  # yangcli keeps its history in ~/.yuma
-    done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S,
-                          check=False, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=CLIENT_TIMEOUT_S,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
     output = done.stdout + done.stderr
     assert "Server Protocol Capabilities" in output  # the hello was read
     assert "candidate:1.0" in output

@@ -86,7 +86,7 @@ def raw(server: Server, user: tuple[str, str] = ADMIN) -> RawSession:
         ("<entry><id>20</id></entry>", "missing-element", {}),
         ("<nothing/>", "unknown-element", {"info/bad-element": "nothing"}),
     ],
-)  # fmt: skip
+)
 def test_application_errors_of_edit_config(
     server: Server, body: str, tag: str, info: dict[str, str]
 ) -> None:
@@ -123,11 +123,15 @@ def test_missing_and_bad_elements_of_protocol_operations(server: Server) -> None
         missing = only_error(session.rpc(operation("get-config")))
         bad = only_error(session.rpc(operation("kill-session", session_id="abc")))
     assert (missing["type"], missing["tag"], missing["info/bad-element"]) == (
-        "protocol", "missing-element", "source"
-    )  # fmt: skip
+        "protocol",
+        "missing-element",
+        "source",
+    )
     assert (bad["type"], bad["tag"], bad["info/bad-element"]) == (
-        "protocol", "bad-element", "session-id"
-    )  # fmt: skip
+        "protocol",
+        "bad-element",
+        "session-id",
+    )
 
 
 def test_unknown_namespace(server: Server) -> None:

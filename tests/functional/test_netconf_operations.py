@@ -120,14 +120,16 @@ def test_default_operation_none_needs_the_ancestors(session: RawSession) -> None
 
 
 def test_copy_config_between_datastores_and_inline(session: RawSession) -> None:
-    copy = on_datastore(on_datastore(operation("copy-config"), "target", "startup"), "source",
-                        "running")  # fmt: skip
+    copy = on_datastore(
+        on_datastore(operation("copy-config"), "target", "startup"), "source", "running"
+    )
     ok(session.rpc(copy))
     assert ids(session, "startup") == ids(session, "running")
     ok(session.rpc(bench_edit(entry(160), target="candidate")))
     assert 160 in ids(session, "candidate")
-    back = on_datastore(on_datastore(operation("copy-config"), "target", "candidate"), "source",
-                        "startup")  # fmt: skip
+    back = on_datastore(
+        on_datastore(operation("copy-config"), "target", "candidate"), "source", "startup"
+    )
     ok(session.rpc(back))
     assert ids(session, "candidate") == ids(session, "startup")
     inline = on_datastore(operation("copy-config"), "target", "candidate")
@@ -144,8 +146,9 @@ def test_copy_config_between_datastores_and_inline(session: RawSession) -> None:
 def test_delete_config_startup(session: RawSession) -> None:
     ok(session.rpc(on_datastore(operation("delete-config"), "target", "startup")))
     assert ids(session, "startup") == []
-    copy = on_datastore(on_datastore(operation("copy-config"), "target", "startup"), "source",
-                        "running")  # fmt: skip
+    copy = on_datastore(
+        on_datastore(operation("copy-config"), "target", "startup"), "source", "running"
+    )
     ok(session.rpc(copy))
     assert ids(session, "startup") == ids(session)
 

@@ -522,14 +522,18 @@ def test_constraint_violations_change_nothing(  # noqa: PLR0913, PLR0917 - one p
 ) -> None:
     holder = {"id": 8, "name": "eight", "addr": "dup", "target": "t1", "weight": 1}
     server.request(
-        "PUT", f"{BENCH}/entry=8", json={"bench-list:entry": [holder]},
+        "PUT",
+        f"{BENCH}/entry=8",
+        json={"bench-list:entry": [holder]},
         headers={"Content-Type": JSON},
-    ).raise_for_status()  # fmt: skip
+    ).raise_for_status()
     before = server.get_json("data", content="config")
     reply = server.request(
-        "PUT", f"{BENCH}/entry=7", json={"bench-list:entry": [entry]},
+        "PUT",
+        f"{BENCH}/entry=7",
+        json={"bench-list:entry": [entry]},
         headers={"Content-Type": JSON},
-    )  # fmt: skip
+    )
     error = assert_error(reply, status, tag)
     assert error.get("error-app-tag") == app_tag, case
     assert server.get_json("data", content="config") == before

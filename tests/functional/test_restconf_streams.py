@@ -123,9 +123,13 @@ def test_xml_stream(server: Server) -> None:
     put_name(server, "xml-replayed")
     params = {"start-time": start.isoformat()}
     with server.request(
-        "GET", XML_STREAM, params=params, stream=True, timeout=20,
+        "GET",
+        XML_STREAM,
+        params=params,
+        stream=True,
+        timeout=20,
         headers={"Accept": "text/event-stream"},
-    ) as reply:  # fmt: skip
+    ) as reply:
         assert reply.status_code == 200, reply.text
         assert reply.headers["Content-Type"].startswith("text/event-stream")
         threading.Timer(0.3, put_name, (server, "xml-live")).start()

@@ -60,10 +60,19 @@ class Instance:
 
     def start(self) -> None:
         command = [
-            sys.executable, "-m", "controller.cli", "service-instance",
-            "--listen", f"127.0.0.1:{self.port}", "--name", self.name,
-            "--capacity", str(CAPACITY[self.name]), "--mean-ms", "20",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "service-instance",
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            "--name",
+            self.name,
+            "--capacity",
+            str(CAPACITY[self.name]),
+            "--mean-ms",
+            "20",
+        ]
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
 
@@ -85,6 +94,17 @@ class Instance:
 
     def served(self) -> int:
         return int(self.admin()["requests"])
+
+
+def sci_command(config: Path, state_dir: Path, login: tuple[str, str], manage: int) -> list[str]:
+    """``catsctl sci`` with this configuration, state directory, C-SMA login and management
+    port."""
+    return [
+        *(sys.executable, "-m", "controller.cli", "sci"),
+        *("--config", str(config), "--state-dir", str(state_dir)),
+        *("--username", login[0], "--password", login[1]),
+        *("--manage", f"127.0.0.1:{manage}"),
+    ]
 
 
 def sci_config(port: int, restconf: str, instances: list[Instance]) -> dict[str, object]:
@@ -153,11 +173,7 @@ class Site:
         config.write_text(
             json.dumps(sci_config(self.port, restconf, list(self.instances.values())))
         )
-        command = [
-            sys.executable, "-m", "controller.cli", "sci", "--config", str(config),
-            "--state-dir", str(self.folder / "sci-state"), "--username", ADMIN[0],
-            "--password", ADMIN[1], "--manage", f"127.0.0.1:{self.manage}",
-        ]  # fmt: skip
+        command = sci_command(config, self.folder / "sci-state", ADMIN, self.manage)
         with (self.folder / "sci.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
         wait_for("the SCI", self._up, timeout=30)
@@ -297,8 +313,10 @@ def test_failed_health_is_unhealthy_after_n_checks_and_gets_nothing(site: Site) 
     site.wait_health({"a": "healthy", "b": "healthy", "c": "unhealthy"})
     down = next(n for n in reversed(site.notifications()) if n["si-id"] == "c")
     assert (down["old-health"], down["new-health"], down["consecutive-results"]) == (
-        "healthy", "unhealthy", 2,
-    )  # fmt: skip
+        "healthy",
+        "unhealthy",
+        2,
+    )
     assert time.time() - switched >= 0.9  # not on the first failure
     report = site.report_after(switched, lambda r: r["health-summary"]["unhealthy"] == 1)
     assert "ietf-cats-sci:instance-health-change" in report["trigger"]
@@ -398,8 +416,12 @@ def test_a_malformed_configuration_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps({"ietf-cats-sci:sci": {"csci-id": "x", "cs-id": "ARS"}}))
     result = subprocess.run(
         [sys.executable, "-m", "controller.cli", "sci", "--config", str(path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 1
     assert str(path) in result.stderr
     assert "client-interface" in result.stderr or "c-sma" in result.stderr

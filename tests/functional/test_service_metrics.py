@@ -1,4 +1,4 @@
-"""Scenarios A-D of draft-zhangb-cats-service-metrics-op-05 section 7 over a real server (issue 5).
+"""Scenarios A-D of draft-zhangb-cats-service-metrics-op-05 section 7 over a real server.
 
 Every scenario runs over RESTCONF (JSON) and over NETCONF (ncclient ``dispatch``, XML): a
 :class:`Northbound` sends an RPC and answers its output as a plain dict of the same shape for

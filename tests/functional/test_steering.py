@@ -117,19 +117,40 @@ def report(server: Server, sci3_gas: int = 600) -> None:
         ("VRS", "188.3.67.3:68", 100, 15),
         ("ARS", SCI3, sci3_gas, 6),
     ]
-    call(server, "report-service-metrics", {
-        "sequence-number": SEQUENCE.next(), "timestamp": now(),
-        "entry": [{"cs-id": cs, "csci-id": csci, "gas": gas, "computing-time": str(ct),
-                   "price": 10, "health": "healthy", "source": "sci-test"}
-                  for cs, csci, gas, ct in entries],
-    })  # fmt: skip
-    call(server, "report-network-metrics", {
-        "sequence-number": SEQUENCE.next(), "timestamp": now(),
-        "path": [{"ingress": A_ID, "egress": CF2, "delay": "8"},
-                 {"ingress": A_ID, "egress": CF3, "delay": "6"},
-                 {"ingress": B_ID, "egress": CF2, "delay": "3"},
-                 {"ingress": B_ID, "egress": CF3, "delay": "9"}],
-    })  # fmt: skip
+    call(
+        server,
+        "report-service-metrics",
+        {
+            "sequence-number": SEQUENCE.next(),
+            "timestamp": now(),
+            "entry": [
+                {
+                    "cs-id": cs,
+                    "csci-id": csci,
+                    "gas": gas,
+                    "computing-time": str(ct),
+                    "price": 10,
+                    "health": "healthy",
+                    "source": "sci-test",
+                }
+                for cs, csci, gas, ct in entries
+            ],
+        },
+    )
+    call(
+        server,
+        "report-network-metrics",
+        {
+            "sequence-number": SEQUENCE.next(),
+            "timestamp": now(),
+            "path": [
+                {"ingress": A_ID, "egress": CF2, "delay": "8"},
+                {"ingress": A_ID, "egress": CF3, "delay": "6"},
+                {"ingress": B_ID, "egress": CF2, "delay": "3"},
+                {"ingress": B_ID, "egress": CF3, "delay": "9"},
+            ],
+        },
+    )
 
 
 def running_services(forwarder: Forwarder) -> dict[str, dict[str, str]]:
@@ -210,9 +231,20 @@ def test_a_forwarder_restarted_empty_is_refilled(bed: Bed) -> None:
 def test_entries_not_intended_are_removed(bed: Bed) -> None:
     report(bed.server)
     wait_for(lambda: target(bed.a, "ARS") == (SCI3, CF3))
-    stray = Changes(put=(rule_entry({"commitment-id": "stray", "cs-id": "ARS",
-                                     "match": {"session-id": "s9"}, "csci-id": SCI1,
-                                     "egress-forwarder": CF2, "lifetime": 60}),))  # fmt: skip
+    stray = Changes(
+        put=(
+            rule_entry(
+                {
+                    "commitment-id": "stray",
+                    "cs-id": "ARS",
+                    "match": {"session-id": "s9"},
+                    "csci-id": SCI1,
+                    "egress-forwarder": CF2,
+                    "lifetime": 60,
+                }
+            ),
+        )
+    )
     session = ConfigSession(("127.0.0.1", bed.a.netconf), Credentials(*CPS))
     try:
         wait_for(lambda: session.write(stray))  # retried while the C-PS holds the lock
@@ -250,8 +282,15 @@ def test_a_forwarder_down_holds_nobody_up_and_converges_later(bed: Bed) -> None:
 
 
 def rule(commitment: str, csci: str, **more: Any) -> dict[str, Any]:
-    return {"commitment-id": commitment, "cs-id": "ARS", "match": {"session-id": "s1"},
-            "csci-id": csci, "egress-forwarder": CF2, "lifetime": 600, **more}  # fmt: skip
+    return {
+        "commitment-id": commitment,
+        "cs-id": "ARS",
+        "match": {"session-id": "s1"},
+        "csci-id": csci,
+        "egress-forwarder": CF2,
+        "lifetime": 600,
+        **more,
+    }
 
 
 def rules_state(forwarder: Forwarder) -> dict[str, dict[str, Any]]:

@@ -38,8 +38,17 @@ SM_NS = f"urn:ietf:params:xml:ns:yang:{SM}"
 SCI3 = "188.3.67.4:69"
 SCI4 = "188.3.67.4:70"
 CAPPED = "188.3.67.5:80"
-SENDERS = ("csma-cap", "csma-price", "csma-full", "csma-owner", "csma-other", "csma-drop",
-           "csma-throttle", "csma-age", "csma-nc")  # fmt: skip
+SENDERS = (
+    "csma-cap",
+    "csma-price",
+    "csma-full",
+    "csma-owner",
+    "csma-other",
+    "csma-drop",
+    "csma-throttle",
+    "csma-age",
+    "csma-nc",
+)
 
 
 def seed() -> dict[str, object]:
@@ -84,8 +93,14 @@ class Sender:
 
 
 def entry(csci: str, gas: int = 100, **extra: object) -> dict[str, object]:
-    return {"cs-id": "ARS", "csci-id": csci, "gas": gas, "computing-time": "5",
-            "health": "healthy", **extra}  # fmt: skip
+    return {
+        "cs-id": "ARS",
+        "csci-id": csci,
+        "gas": gas,
+        "computing-time": "5",
+        "health": "healthy",
+        **extra,
+    }
 
 
 def output(reply: requests.Response) -> dict[str, Any]:
@@ -141,9 +156,15 @@ def test_gas_above_capacity_is_capped_and_flagged(server: Server) -> None:
     assert row["observed"]["flag"] == [f"{SM}:gas-above-capacity"]
     assert counters(server, "csma-cap")["gas-capped"] == "1"
     (added,) = [n for n in notifications(server, since, "cst-entry-changed")]
-    assert added == {"cs-id": "ARS", "csci-id": CAPPED, "change": "added", "gas": 500,
-                     "computing-time": "5.0", "health": "healthy",
-                     "flag": [f"{SM}:gas-above-capacity"]}  # fmt: skip
+    assert added == {
+        "cs-id": "ARS",
+        "csci-id": CAPPED,
+        "change": "added",
+        "gas": 500,
+        "computing-time": "5.0",
+        "health": "healthy",
+        "flag": [f"{SM}:gas-above-capacity"],
+    }
 
 
 def test_price_increase_is_dampened(server: Server) -> None:
@@ -185,16 +206,22 @@ def test_entry_of_another_sender_is_refused(server: Server) -> None:
     assert reply["accepted-entries"] == 1
     (refused,) = reply["refused-entry"]
     assert (refused["csci-id"], refused["reason"]) == (
-        "10.2.2.2:1", f"{SM}:entry-owned-by-other-sender",
-    )  # fmt: skip
+        "10.2.2.2:1",
+        f"{SM}:entry-owned-by-other-sender",
+    )
     assert refused["detail"].startswith("held for csma-owner until ")
     row = cst(server)["10.2.2.2:1"]
     assert (row["gas"], row["source"]) == (10, "csma-owner")
     assert counters(server, "csma-other")["refused-not-authorized"] == "1"
     (event,) = notifications(server, since, "report-refused")
-    assert event == {"sender": "csma-other", "operation": "report-service-metrics",
-                     "sequence-number": "1", "reason": f"{SM}:entry-owned-by-other-sender",
-                     "entries": 1, "detail": "1 entries refused"}  # fmt: skip
+    assert event == {
+        "sender": "csma-other",
+        "operation": "report-service-metrics",
+        "sequence-number": "1",
+        "reason": f"{SM}:entry-owned-by-other-sender",
+        "entries": 1,
+        "detail": "1 entries refused",
+    }
 
 
 DAMPENING: dict[str, object] = {
@@ -212,15 +239,20 @@ def test_rate_limit_drop_refuses_with_resource_denied(server: Server) -> None:
     assert reply.status_code == 409, reply.text
     (error,) = reply.json()["ietf-restconf:errors"]["error"]
     assert (error["error-type"], error["error-tag"], error["error-app-tag"]) == (
-        "application", "resource-denied", "rate-limited",
-    )  # fmt: skip
+        "application",
+        "resource-denied",
+        "rate-limited",
+    )
     assert error["error-path"] == f"/{SM}:report-service-metrics"
     assert cst(server)["10.3.3.3:1"]["gas"] == 2
     assert counters(server, "csma-drop")["rate-limited-dropped"] == "1"
     (event,) = notifications(server, since, "report-refused")
     assert (event["sender"], event["reason"], event["sequence-number"], event["entries"]) == (
-        "csma-drop", f"{SM}:rate-limited", "3", 1,
-    )  # fmt: skip
+        "csma-drop",
+        f"{SM}:rate-limited",
+        "3",
+        1,
+    )
 
 
 def test_rate_limit_throttle_applies_at_the_end_of_the_interval(server: Server) -> None:
@@ -245,9 +277,8 @@ def test_rate_limit_throttle_applies_at_the_end_of_the_interval(server: Server) 
 def test_entries_age_out_without_refresh(server: Server) -> None:
     update_control(
         server,
-        {**DAMPENING, "heartbeat-interval": 1, "expiry-multiplier": 1,
-         "network-entry-lifetime": 1},
-    )  # fmt: skip
+        {**DAMPENING, "heartbeat-interval": 1, "expiry-multiplier": 1, "network-entry-lifetime": 1},
+    )
     since = datetime.now(UTC)
     sender = Sender(server, "csma-age")
     output(sender.report(entry("10.5.5.5:1", gas=70)))

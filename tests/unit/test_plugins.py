@@ -6,6 +6,7 @@ import pytest
 
 from controller.datastore.api import SYSTEM, Registrations
 from controller.plugins import PluginError, apply_plugins, load_plugin
+from controller.types import DataPath, SchemaPath
 
 TEST_PLUGIN = "tests.functional.plugins.rc_test_plugin"
 
@@ -18,8 +19,12 @@ def test_a_plugin_registers_handlers_and_state() -> None:
         "/rc-test:reset-counters",
         "/rc-test:top/link/reset",
     }
-    assert registrations.rpcs["/rc-test:ping"](SYSTEM, {"message": "m"}) == {"echo": "m"}
-    assert registrations.state["/rc-test:top/counters"]() == {"rc-test:counters": {"packets": "1"}}
+    assert registrations.rpcs[SchemaPath("/rc-test:ping")](SYSTEM, {"message": "m"}) == {
+        "echo": "m"
+    }
+    assert registrations.state[DataPath("/rc-test:top/counters")]() == {
+        "rc-test:counters": {"packets": "1"}
+    }
 
 
 def test_missing_module_or_register_is_a_plugin_error() -> None:

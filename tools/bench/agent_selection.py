@@ -56,10 +56,15 @@ def specs(count: int, seed: int = 7) -> list[drafts.Spec]:
     rng = random.Random(seed)
     keys = [f"k{i}" for i in range(ELEMENTS)]
     return [
-        drafts.Spec(f"c{i}", delay=rng.uniform(0.005, 0.2), wait=rng.uniform(0.02, 0.3),
-                    latency=rng.uniform(0.2, 0.8), holds=tuple(rng.sample(keys, rng.randint(0, 5))))
+        drafts.Spec(
+            f"c{i}",
+            delay=rng.uniform(0.005, 0.2),
+            wait=rng.uniform(0.02, 0.3),
+            latency=rng.uniform(0.2, 0.8),
+            holds=tuple(rng.sample(keys, rng.randint(0, 5))),
+        )
         for i in range(count)
-    ]  # fmt: skip
+    ]
 
 
 CONTEXT_ELEMENTS = 4
@@ -77,8 +82,9 @@ def working_set() -> list[Json]:
 
 def descriptor(session: str) -> Json:
     """A step with the 20-element working set, a 2 s p95 objective and a locality."""
-    return drafts.descriptor(session, 1, working_set(), objective=[drafts.TWO_SECONDS],
-                             locality=[drafts.LOCALITY])  # fmt: skip
+    return drafts.descriptor(
+        session, 1, working_set(), objective=[drafts.TWO_SECONDS], locality=[drafts.LOCALITY]
+    )
 
 
 def service(candidates: list[drafts.Spec]) -> tuple[AgentSelection, AgentConfig]:
@@ -106,9 +112,9 @@ def pure(runs: int) -> tuple[float, float]:
     candidates = specs(CANDIDATES)
     made, config = service(candidates)
     made.submit_descriptor(SYSTEM, {"descriptor": descriptor("s-pure")})
-    session = made._sessions[next(iter(made._sessions))]
-    state = made._query(config, session)
-    built = made._book.candidates(config, session.service_id, state)
+    session = made._decisions.sessions[next(iter(made._decisions.sessions))]
+    state = made._decisions.query(config, session)
+    built = made._decisions.book.candidates(config, session.service_id, state)
     policy = Policy(tiers=config.tiers)
     request = EvaluationRequest(session.descriptor, session.position())
     samples = []
@@ -144,7 +150,7 @@ def memory(sessions: int) -> tuple[float, float]:
     elapsed = time.perf_counter() - start
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    kept = sum(len(s.records) for s in made._sessions.values())
+    kept = sum(len(s.records) for s in made._decisions.sessions.values())
     assert kept == sessions * RECORDS, kept
     return held / sessions, elapsed
 
@@ -179,17 +185,27 @@ def _csma_config(candidates: list[drafts.Spec], cps_port: int) -> Json:
     drafts.CPS_LOGIN."""
     login = drafts.CPS_LOGIN
     return {
-        "name": "csma-1", "site": "SS1",
-        "cps": {"url": f"http://127.0.0.1:{cps_port}/restconf", "username": "csma-1",
-                "password": "csma-1-report"},
+        "name": "csma-1",
+        "site": "SS1",
+        "cps": {
+            "url": f"http://127.0.0.1:{cps_port}/restconf",
+            "username": "csma-1",
+            "password": "csma-1-report",
+        },
         "users": [{"name": login[0], "password": login[1], "role": "cps"}],
         "instances": [
-            {"csci-id": s.csci_id, "cs-id": s.service, "capacity": 10**12,
-             "state": [{"tenant": drafts.TENANT, "reuse-key": key,
-                        "residency": "accelerator-memory"} for key in s.holds]}
+            {
+                "csci-id": s.csci_id,
+                "cs-id": s.service,
+                "capacity": 10**12,
+                "state": [
+                    {"tenant": drafts.TENANT, "reuse-key": key, "residency": "accelerator-memory"}
+                    for key in s.holds
+                ],
+            }
             for s in candidates
         ],
-    }  # fmt: skip
+    }
 
 
 def rpc(runs: int) -> tuple[float, float]:
@@ -197,8 +213,10 @@ def rpc(runs: int) -> tuple[float, float]:
     from controller.auth import hash_password  # noqa: PLC0415
 
     admin = ("admin", "bench-secret")
-    users = [{"name": admin[0], "password": hash_password(admin[1])},
-             {"name": "csma-1", "password": hash_password("csma-1-report")}]  # fmt: skip
+    users = [
+        {"name": admin[0], "password": hash_password(admin[1])},
+        {"name": "csma-1", "password": hash_password("csma-1-report")},
+    ]
     candidates = specs(CANDIDATES)
     port, netconf, csma_rc, csma_nc = (free_port() for _ in range(4))
     with TemporaryDirectory() as tmp:
@@ -207,14 +225,34 @@ def rpc(runs: int) -> tuple[float, float]:
         (folder / "cps").mkdir()
         csma_file = folder / "csma" / "csma.json"
         csma_file.write_text(json.dumps(_csma_config(candidates, port)))
-        seed = {"ietf-system:system": {"authentication": {"user": users}},
-                f"{AS}:agent-selection": drafts.config(candidates, csma_nc)}  # fmt: skip
+        seed = {
+            "ietf-system:system": {"authentication": {"user": users}},
+            f"{AS}:agent-selection": drafts.config(candidates, csma_nc),
+        }
         init = folder / "cps" / "init.json"
         init.write_text(json.dumps(seed))
-        csma = ["csma", "--config", str(csma_file), "--state-dir", str(folder / "csma" / "state"),
-                "--restconf-port", str(csma_rc), "--netconf-port", str(csma_nc)]  # fmt: skip
-        serve = ["serve", "--state-dir", str(folder / "cps" / "state"), "--restconf-port",
-                 str(port), "--netconf-port", str(netconf), "--init-data", str(init)]  # fmt: skip
+        csma = [
+            "csma",
+            "--config",
+            str(csma_file),
+            "--state-dir",
+            str(folder / "csma" / "state"),
+            "--restconf-port",
+            str(csma_rc),
+            "--netconf-port",
+            str(csma_nc),
+        ]
+        serve = [
+            "serve",
+            "--state-dir",
+            str(folder / "cps" / "state"),
+            "--restconf-port",
+            str(port),
+            "--netconf-port",
+            str(netconf),
+            "--init-data",
+            str(init),
+        ]
         with (
             _catsctl(folder / "csma", csma, (csma_rc, csma_nc)),
             _catsctl(folder / "cps", serve, (port, netconf)),
@@ -225,8 +263,9 @@ def rpc(runs: int) -> tuple[float, float]:
             headers = {"Content-Type": "application/yang-data+json"}
 
             def post(name: str, members: Json) -> None:
-                reply = http.post(root + name, json={f"{AS}:input": members},
-                                  headers=headers, timeout=60)  # fmt: skip
+                reply = http.post(
+                    root + name, json={f"{AS}:input": members}, headers=headers, timeout=60
+                )
                 assert reply.status_code in (200, 204), reply.text
 
             now = time.time()
@@ -250,16 +289,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-server", action="store_true")
     args = parser.parse_args(argv)
     p50, p99 = pure(args.runs)
-    print(f"evaluate, pure core, {CANDIDATES} candidates x {ELEMENTS} elements: "
-          f"p50 {p50:.1f} ms  p99 {p99:.1f} ms  ({args.runs} runs)")  # fmt: skip
+    print(
+        f"evaluate, pure core, {CANDIDATES} candidates x {ELEMENTS} elements: "
+        f"p50 {p50:.1f} ms  p99 {p99:.1f} ms  ({args.runs} runs)"
+    )
     if not args.no_server:
         p50, p99 = rpc(args.rpc_runs)
-        print(f"evaluate RPC (RESTCONF, query-state over NETCONF), {CANDIDATES} candidates: "
-              f"p50 {p50:.1f} ms  p99 {p99:.1f} ms  ({args.rpc_runs} runs)")  # fmt: skip
+        print(
+            f"evaluate RPC (RESTCONF, query-state over NETCONF), {CANDIDATES} candidates: "
+            f"p50 {p50:.1f} ms  p99 {p99:.1f} ms  ({args.rpc_runs} runs)"
+        )
     per, elapsed = memory(args.sessions)
-    print(f"memory: {per / 1024:.1f} KiB per open session with {RECORDS} decision records "
-          f"= {per * 100_000 / 2**30:.2f} GiB per 100k sessions "
-          f"(measured over {args.sessions} sessions in {elapsed:.0f} s)")  # fmt: skip
+    print(
+        f"memory: {per / 1024:.1f} KiB per open session with {RECORDS} decision records "
+        f"= {per * 100_000 / 2**30:.2f} GiB per 100k sessions "
+        f"(measured over {args.sessions} sessions in {elapsed:.0f} s)"
+    )
     return 0
 
 

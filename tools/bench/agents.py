@@ -187,10 +187,16 @@ def simulate_csma(policy: CsmaPolicy, scis: int, duration: float) -> CsmaLoad:
     """Play ``duration`` seconds of SCI reports through the C-SMA's reporting logic."""
     rng = random.Random(7)
     metrics = [
-        SciMetrics(CsId("BENCH"), CsciId(f"10.1.{n // 250}.{n % 250}:80"), 200,
-                   Decimal(20), Health.HEALTHY, AT)
+        SciMetrics(
+            CsId("BENCH"),
+            CsciId(f"10.1.{n // 250}.{n % 250}:80"),
+            200,
+            Decimal(20),
+            Health.HEALTHY,
+            AT,
+        )
         for n in range(scis)
-    ]  # fmt: skip
+    ]
     site_cache = cache.SiteCache()
     acknowledged: dict[EntryKey, Entry] | None = None
     reports: list[Json] = []
@@ -238,11 +244,15 @@ def _accepted(session: requests.Session, root: str) -> tuple[int, int]:
 def csma_ingest_load(scis: int = SCIS, duration: float = DURATION_S) -> None:
     """Print the offered load of each policy and a real C-PS's ingest of it."""
     loads = [simulate_csma(policy, scis, duration) for policy in POLICIES]
-    print(f"\nC-SMA of {scis} SCIs (capacity {SCI_CAPACITY}, GAS +-2 %/s, CT +-3 %/s), "
-          f"heartbeat {HEARTBEAT_S:.0f} s, {duration:.0f} s simulated")  # fmt: skip
-    print(f"{'policy':<28} {'full':>5} {'delta':>6} {'hb':>4} {'reports/s':>10} "
-          f"{'entries/s':>10} | C-PS ingest {'reports/s':>10} {'entries/s':>10} "
-          "accepted")  # fmt: skip
+    print(
+        f"\nC-SMA of {scis} SCIs (capacity {SCI_CAPACITY}, GAS +-2 %/s, CT +-3 %/s), "
+        f"heartbeat {HEARTBEAT_S:.0f} s, {duration:.0f} s simulated"
+    )
+    print(
+        f"{'policy':<28} {'full':>5} {'delta':>6} {'hb':>4} {'reports/s':>10} "
+        f"{'entries/s':>10} | C-PS ingest {'reports/s':>10} {'entries/s':>10} "
+        "accepted"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-csma-") as temp:
         process, root = start_cps(Path(temp))
         try:
@@ -256,10 +266,13 @@ def csma_ingest_load(scis: int = SCIS, duration: float = DURATION_S) -> None:
                     began = time.perf_counter()
                     for members in load.reports:
                         sequence += 1
-                        body = members | {"sequence-number": str(sequence),
-                                          "timestamp": datetime.now(UTC).isoformat()}  # fmt: skip
-                        reply = session.post(url, json.dumps({f"{MODULE}:input": body}),
-                                             headers=headers, timeout=60)  # fmt: skip
+                        body = members | {
+                            "sequence-number": str(sequence),
+                            "timestamp": datetime.now(UTC).isoformat(),
+                        }
+                        reply = session.post(
+                            url, json.dumps({f"{MODULE}:input": body}), headers=headers, timeout=60
+                        )
                         if reply.status_code != 200:  # noqa: PLR2004
                             raise SystemExit(f"report refused: {reply.text}")
                     seconds = time.perf_counter() - began

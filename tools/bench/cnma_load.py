@@ -47,8 +47,12 @@ HEARTBEAT_S = 60.0
 DURATION_S = 600.0
 CHANGE_PERCENTS = (1, 10, 50)
 USER, PASSWORD = "cnma-bench", "cnma-bench-password"
-NEVER = Thresholds(delay_absolute=Micros(2**31), jitter_absolute=Micros(2**31),
-                   bandwidth_relative=Decimal(10**6), loss_absolute=1_000_000)  # fmt: skip
+NEVER = Thresholds(
+    delay_absolute=Micros(2**31),
+    jitter_absolute=Micros(2**31),
+    bandwidth_relative=Decimal(10**6),
+    loss_absolute=1_000_000,
+)
 EVERY = Thresholds()
 
 
@@ -61,12 +65,19 @@ def topology(egresses: int, access: dict[ForwarderId, Micros] | None = None) -> 
     transit = [ForwarderId(f"P{n}") for n in range(TRANSIT)]
     leaves = [ForwarderId(f"10.1.{n // 250}.{n % 250 + 1}") for n in range(egresses)]
     delays = access or {e: Micros(3000 + 37 * n) for n, e in enumerate(leaves)}
-    nodes = (Node(ingress, Role.INGRESS), *(Node(p, Role.TRANSIT) for p in transit),
-             *(Node(e, Role.EGRESS) for e in leaves))  # fmt: skip
-    core = [Link(ingress, p, Micros(2000 + 500 * n), Micros(100), 10_000, 10, igp_metric=10)
-            for n, p in enumerate(transit)]  # fmt: skip
-    edge = [Link(transit[n % TRANSIT], e, delays[e], Micros(200), 1000, 50, igp_metric=10)
-            for n, e in enumerate(leaves)]  # fmt: skip
+    nodes = (
+        Node(ingress, Role.INGRESS),
+        *(Node(p, Role.TRANSIT) for p in transit),
+        *(Node(e, Role.EGRESS) for e in leaves),
+    )
+    core = [
+        Link(ingress, p, Micros(2000 + 500 * n), Micros(100), 10_000, 10, igp_metric=10)
+        for n, p in enumerate(transit)
+    ]
+    edge = [
+        Link(transit[n % TRANSIT], e, delays[e], Micros(200), 1000, 50, igp_metric=10)
+        for n, e in enumerate(leaves)
+    ]
     links = [*core, *edge]
     return Topology(nodes, (*links, *(link.reversed() for link in links)))
 
@@ -79,8 +90,11 @@ def step_delays(
     after = dict(delays)
     for egress in moved:
         shift = rng.randint(1000, 5000)
-        after[egress] = Micros(delays[egress] + shift if delays[egress] <= shift else
-                               delays[egress] + rng.choice((-1, 1)) * shift)  # fmt: skip
+        after[egress] = Micros(
+            delays[egress] + shift
+            if delays[egress] <= shift
+            else delays[egress] + rng.choice((-1, 1)) * shift
+        )
     return after
 
 
@@ -139,15 +153,35 @@ def policies(args: argparse.Namespace) -> Iterator[Load]:
 def start_cps(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
     """``catsctl serve`` with the bench user and the rate limit off; returns it and its root."""
     init = folder / "init.json"
-    init.write_text(json.dumps({
-        "ietf-system:system": {"authentication": {"user": [
-            {"name": USER, "password": hash_password(PASSWORD)}]}},
-        "ietf-cats-service-metrics:update-control": {"rate-limit": {"enabled": False}},
-    }))  # fmt: skip
+    init.write_text(
+        json.dumps(
+            {
+                "ietf-system:system": {
+                    "authentication": {
+                        "user": [{"name": USER, "password": hash_password(PASSWORD)}]
+                    }
+                },
+                "ietf-cats-service-metrics:update-control": {"rate-limit": {"enabled": False}},
+            }
+        )
+    )
     port = free_port()
-    command = [sys.executable, "-m", "controller.cli", "serve", "--state-dir",
-               str(folder / "state"), "--yang-dir", str(YANG_DIR), "--init-data", str(init),
-               "--restconf-port", str(port), "--netconf-port", "0"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "serve",
+        "--state-dir",
+        str(folder / "state"),
+        "--yang-dir",
+        str(YANG_DIR),
+        "--init-data",
+        str(init),
+        "--restconf-port",
+        str(port),
+        "--netconf-port",
+        "0",
+    ]
     with (folder / "serve.log").open("wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
     root = f"http://127.0.0.1:{port}/restconf"
@@ -169,8 +203,10 @@ def ingest(session: requests.Session, root: str, load: Load, sequence: int) -> t
     began = time.perf_counter()
     for members in load.reports:
         sequence += 1
-        body = members | {"sequence-number": str(sequence),
-                          "timestamp": datetime.now(UTC).isoformat()}  # fmt: skip
+        body = members | {
+            "sequence-number": str(sequence),
+            "timestamp": datetime.now(UTC).isoformat(),
+        }
         reply = session.post(url, json.dumps({f"{MODULE}:input": body}), headers=headers)
         if reply.status_code != 200:  # noqa: PLR2004
             raise SystemExit(f"report refused: {reply.status_code} {reply.text}")
@@ -188,15 +224,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--live", action="store_true", help="also time a real C-PS ingesting")
     args = parser.parse_args(argv)
     loads = list(policies(args))
-    print(f"{args.egresses} egresses, interval {args.interval} s, heartbeat {args.heartbeat} s, "
-          f"{args.duration:.0f} s simulated")  # fmt: skip
-    print(f"{'policy':<34} {'full':>5} {'delta':>6} {'reports/s':>10} {'entries/s':>10} "
-          f"{'bytes/s':>9} {'C-NMA ms/interval':>18}")  # fmt: skip
+    print(
+        f"{args.egresses} egresses, interval {args.interval} s, heartbeat {args.heartbeat} s, "
+        f"{args.duration:.0f} s simulated"
+    )
+    print(
+        f"{'policy':<34} {'full':>5} {'delta':>6} {'reports/s':>10} {'entries/s':>10} "
+        f"{'bytes/s':>9} {'C-NMA ms/interval':>18}"
+    )
     for load in loads:
         reports = load.full + load.delta
-        print(f"{load.policy:<34} {load.full:>5} {load.delta:>6} "
-              f"{reports / args.duration:>10.3f} {load.entries / args.duration:>10.2f} "
-              f"{load.octets / args.duration:>9.0f} {load.compute_ms:>18.2f}")  # fmt: skip
+        print(
+            f"{load.policy:<34} {load.full:>5} {load.delta:>6} "
+            f"{reports / args.duration:>10.3f} {load.entries / args.duration:>10.2f} "
+            f"{load.octets / args.duration:>9.0f} {load.compute_ms:>18.2f}"
+        )
     if args.live:
         with tempfile.TemporaryDirectory(prefix="bench-cnma-") as temp:
             process, root = start_cps(Path(temp))
@@ -210,8 +252,10 @@ def main(argv: list[str] | None = None) -> int:
                     for load in loads:
                         seconds, sequence = ingest(session, root, load, sequence)
                         count = len(load.reports)
-                        print(f"{load.policy:<34} {count / seconds:>10.0f} "
-                              f"{load.entries / seconds:>10.0f}")  # fmt: skip
+                        print(
+                            f"{load.policy:<34} {count / seconds:>10.0f} "
+                            f"{load.entries / seconds:>10.0f}"
+                        )
             finally:
                 stop(process, timeout=10)
     return 0

@@ -51,10 +51,15 @@ class Figure:
 def seed(size: int) -> dict[str, object]:
     """Running at start: the bench user, the targets and ``size`` entries."""
     entries = [
-        {"id": key, "name": f"e{key}", "addr": f"10.{key >> 16}.{(key >> 8) & 255}.{key & 255}",
-         "target": f"t{key % TARGETS}", "weight": 1 + key % 1000}
+        {
+            "id": key,
+            "name": f"e{key}",
+            "addr": f"10.{key >> 16}.{(key >> 8) & 255}.{key & 255}",
+            "target": f"t{key % TARGETS}",
+            "weight": 1 + key % 1000,
+        }
         for key in range(size)
-    ]  # fmt: skip
+    ]
     return {
         "ietf-system:system": {
             "authentication": {"user": [{"name": USER, "password": hash_password(PASSWORD)}]}
@@ -173,10 +178,18 @@ def run_size(bench: Bench, size: int, folder: Path) -> tuple[list[Figure], list[
     port = free_port()
     log = (folder / f"serve-{size}.log").open("wb")
     command = [
-        sys.executable, "-m", "controller.cli", "serve",
-        "--state-dir", str(folder / f"state-{size}"), "--yang-dir", str(YANG_DIR),
-        "--init-data", str(init), *bench.options(port),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "serve",
+        "--state-dir",
+        str(folder / f"state-{size}"),
+        "--yang-dir",
+        str(YANG_DIR),
+        "--init-data",
+        str(init),
+        *bench.options(port),
+    ]
     began = time.monotonic()
     process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
     try:

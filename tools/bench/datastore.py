@@ -23,6 +23,7 @@ from controller.datastore import Core, CoreSettings
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
 from controller.errors import CatsError
 from controller.model import Schema
+from controller.types import DataPath
 from tools.bench.libyang_validation import SIZES, TARGET_RATE, YANG_DIR
 from tools.bench.shapes import SHAPES, Shape
 
@@ -50,7 +51,7 @@ def run(
         settings = CoreSettings(incremental=incremental)
         with Core(schema, Path(folder), settings=settings) as core:
             started = time.perf_counter()
-            seed = Edit(EditOperation.REPLACE, "/", shape.seed(size))
+            seed = Edit(EditOperation.REPLACE, DataPath("/"), shape.seed(size))
             core.edit(RUNNING, [seed], SYSTEM)
             seeded = time.perf_counter() - started
             verdicts = {label: refused(core, make(size)) for label, make in shape.bad.items()}

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.auth import hash_password
+from controller.types import DataPath
 from tools.bench import common
 from tools.bench.common import PASSWORD, USER, Figure
 
@@ -361,10 +362,19 @@ def served(folder: Path) -> Iterator[int]:
     init.write_text(json.dumps(seed_document()))
     port = common.free_port()
     command = [
-        sys.executable, "-m", "controller.cli", "serve",
-        "--state-dir", str(folder / "state"), "--init-data", str(init),
-        "--restconf-port", str(port), "--netconf-port", "0",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "serve",
+        "--state-dir",
+        str(folder / "state"),
+        "--init-data",
+        str(init),
+        "--restconf-port",
+        str(port),
+        "--netconf-port",
+        "0",
+    ]
     with (folder / "serve.log").open("wb") as log:
         process = subprocess.Popen(command, cwd=common.ROOT, stdout=log, stderr=log)
     try:
@@ -463,7 +473,7 @@ def server_core() -> Iterator[tuple[Callable[[str], Invoke], Published]]:
     try:
         with Core(schema, None, registrations) as core:
             holder.append(core)
-            seed = api.Edit(api.EditOperation.REPLACE, "/", json.dumps(seed_document()))
+            seed = api.Edit(api.EditOperation.REPLACE, DataPath("/"), json.dumps(seed_document()))
             core.edit(api.DatastoreName.RUNNING, [seed], api.SYSTEM)
             service.start()
 
@@ -472,7 +482,8 @@ def server_core() -> Iterator[tuple[Callable[[str], Invoke], Published]]:
 
                 def invoke(name: str, members: Members) -> dict[str, Any]:
                     document = json.dumps({f"{MODULE}:input": members})
-                    text = core.invoke(f"/{MODULE}:{name}", document, Encoding.JSON, principal)
+                    path = DataPath(f"/{MODULE}:{name}")
+                    text = core.invoke(path, document, Encoding.JSON, principal)
                     found: dict[str, Any] = json.loads(text)[f"{MODULE}:output"]
                     return found
 
@@ -504,8 +515,10 @@ def in_process(data: Tables, rounds: int, seconds: float) -> dict[str, float]:
                 data.cst if count == 1 else data.of_service(f"{CS}-2"),
                 rounds,
             )
-            print(f"{'':<44} notifications published: {published.notifications - before}"
-                  f" ({published.failed} failed validation)")  # fmt: skip
+            print(
+                f"{'':<44} notifications published: {published.notifications - before}"
+                f" ({published.failed} failed validation)"
+            )
         invoke = sender(USER)
         for report in ("examined", "none", "all"):
             label = f"select-service {report} in process"
@@ -538,16 +551,20 @@ def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float
     client already finds the server's select-service capacity: a second adds none.
     """
     data = tables(random.Random(11), csci, egresses, ingresses)
-    print(f"\nthrough the server: {data.entries} CST entries in reports of {REPORT_SIZE}, "
-          f"{sum(len(r) for r in data.nst)} NST paths; {rounds - 1} steady rounds after the "
-          "first load")  # fmt: skip
+    print(
+        f"\nthrough the server: {data.entries} CST entries in reports of {REPORT_SIZE}, "
+        f"{sum(len(r) for r in data.nst)} NST paths; {rounds - 1} steady rounds after the "
+        "first load"
+    )
     before = os.getloadavg()[0]
     rates = in_process(data, rounds, seconds)
     remote, figures, wrong = over_restconf(data, rounds)
     rates.update(remote)
     after = os.getloadavg()[0]
-    print(f"load average (1 min) before and after the server part: {before:.2f}, {after:.2f} "
-          f"on {os.cpu_count()} CPUs (other processes skew the rates)")  # fmt: skip
+    print(
+        f"load average (1 min) before and after the server part: {before:.2f}, {after:.2f} "
+        f"on {os.cpu_count()} CPUs (other processes skew the rates)"
+    )
     print(f"select-service examined vs all: {wrong} of {2 * len(data.ingresses)} disagree")
     if wrong < 0 or any(f.operation != "examined" for f in figures):
         print("select-service examined failed: the 'none' figures stand in for it")
@@ -577,6 +594,8 @@ def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float
 def _ratio(name: str, value: float, target: float, unit: str) -> bool:
     """Print one row of ratio to target; whether the target is met."""
     met = value >= target
-    print(f"{name:<44} {value / target:>5.2f} x target {target:,.0f} {unit}: "
-          f"{'met' if met else 'MISSED'}")  # fmt: skip
+    print(
+        f"{name:<44} {value / target:>5.2f} x target {target:,.0f} {unit}: "
+        f"{'met' if met else 'MISSED'}"
+    )
     return met

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller.datastore.api import Edit, EditOperation
+from controller.types import DataPath
 from tools.bench.libyang_validation import NEW_ID_BASE, Entry, addr_of, datastore_json, new_entry
 
 POOLS = 300
@@ -36,7 +37,7 @@ class Shape:
 
 
 def _bench_create(entry: Entry) -> Edit:
-    path = f"/bench-list:bench/entry[id='{entry.key}']"
+    path = DataPath(f"/bench-list:bench/entry[id='{entry.key}']")
     return Edit(EditOperation.CREATE, path, json.dumps({"bench-list:entry": [entry.as_json()]}))
 
 
@@ -64,7 +65,7 @@ def _host(name: str, addr: str, pool: str, *, label: bool = True) -> dict[str, o
 
 
 def _host_create(host: dict[str, object]) -> Edit:
-    path = f"/{ST}:host[name='{host['name']}']"
+    path = DataPath(f"/{ST}:host[name='{host['name']}']")
     return Edit(EditOperation.CREATE, path, json.dumps({f"{ST}:host": [host]}))
 
 
@@ -101,7 +102,7 @@ def _site(key: int, code: str, pool: str, *, name: bool = True) -> dict[str, obj
 
 
 def _site_create(site: dict[str, object]) -> Edit:
-    path = f"/{ST}:site[id='{site['id']}']"
+    path = DataPath(f"/{ST}:site[id='{site['id']}']")
     return Edit(EditOperation.CREATE, path, json.dumps({f"{ST}:site": [site]}))
 
 

@@ -86,11 +86,24 @@ class Forwarder:
         document = {"forwarder-id": "10.0.0.1", "users": [{"name": CPS[0], "password": CPS[1]}]}
         config.write_text(json.dumps(document))
         command = [
-            sys.executable, "-m", "controller.cli", "forwarder", "--config", str(config),
-            "--state-dir", str(self.state_dir), "--role", "ingress",
-            "--listen", f"127.0.0.1:{self.data}", "--netconf-port", str(self.netconf),
-            "--restconf-port", str(self.restconf), *extra,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "forwarder",
+            "--config",
+            str(config),
+            "--state-dir",
+            str(self.state_dir),
+            "--role",
+            "ingress",
+            "--listen",
+            f"127.0.0.1:{self.data}",
+            "--netconf-port",
+            str(self.netconf),
+            "--restconf-port",
+            str(self.restconf),
+            *extra,
+        ]
         with (self.folder / f"{self.name}.log").open("ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
 
@@ -140,9 +153,14 @@ class Forwarder:
 
 def bench_rule(index: int) -> Json:
     """The index-th bench rule (a MSG-10 instruction of a session step)."""
-    return {"commitment-id": f"bench-{index}", "cs-id": "ARS",
-            "match": {"session-id": f"s{index // 32}", "step-id": index % 32},
-            "csci-id": SCI1, "egress-forwarder": CF2, "lifetime": 86_400}  # fmt: skip
+    return {
+        "commitment-id": f"bench-{index}",
+        "cs-id": "ARS",
+        "match": {"session-id": f"s{index // 32}", "step-id": index % 32},
+        "csci-id": SCI1,
+        "egress-forwarder": CF2,
+        "lifetime": 86_400,
+    }
 
 
 def fill(forwarder: Forwarder, count: int) -> float:
@@ -176,19 +194,39 @@ class Reports:
     def call(self, name: str, members: Json) -> None:
         self.sequence += 1
         members = {"sequence-number": str(self.sequence), "timestamp": now(), **members}
-        reply = self.http.post(self.base + name, json={f"{SM}:input": members}, timeout=60,
-                               headers={"Content-Type": "application/yang-data+json"})  # fmt: skip
+        reply = self.http.post(
+            self.base + name,
+            json={f"{SM}:input": members},
+            timeout=60,
+            headers={"Content-Type": "application/yang-data+json"},
+        )
         reply.raise_for_status()
 
     def cst(self, sci3_gas: int) -> None:
-        self.call("report-service-metrics", {"entry": [
-            {"cs-id": "ARS", "csci-id": csci, "gas": gas, "computing-time": ct, "price": 10,
-             "health": "healthy", "source": "bench"}
-            for csci, gas, ct in ((SCI1, 400, "5"), (SCI3, sci3_gas, "6"))]})  # fmt: skip
+        self.call(
+            "report-service-metrics",
+            {
+                "entry": [
+                    {
+                        "cs-id": "ARS",
+                        "csci-id": csci,
+                        "gas": gas,
+                        "computing-time": ct,
+                        "price": 10,
+                        "health": "healthy",
+                        "source": "bench",
+                    }
+                    for csci, gas, ct in ((SCI1, 400, "5"), (SCI3, sci3_gas, "6"))
+                ]
+            },
+        )
 
     def nst(self, ingresses: list[str]) -> None:
-        paths = [{"ingress": i, "egress": e, "delay": d}
-                 for i in ingresses for e, d in ((CF2, "8"), (CF3, "6"))]  # fmt: skip
+        paths = [
+            {"ingress": i, "egress": e, "delay": d}
+            for i in ingresses
+            for e, d in ((CF2, "8"), (CF3, "6"))
+        ]
         self.call("report-network-metrics", {"path": paths})
 
 
@@ -198,16 +236,30 @@ def ingress_id(index: int) -> str:
 
 def seed(forwarders: list[Forwarder]) -> Json:
     return {
-        "ietf-system:system": {"authentication": {"user": [
-            {"name": ADMIN[0], "password": hash_password(ADMIN[1])}]}},
-        f"{SM}:csci-attachments": {"attachment": [
-            {"csci-id": SCI1, "egress": CF2}, {"csci-id": SCI3, "egress": CF3}]},
+        "ietf-system:system": {
+            "authentication": {"user": [{"name": ADMIN[0], "password": hash_password(ADMIN[1])}]}
+        },
+        f"{SM}:csci-attachments": {
+            "attachment": [{"csci-id": SCI1, "egress": CF2}, {"csci-id": SCI3, "egress": CF3}]
+        },
         f"{SM}:update-control": {"rate-limit": {"max-reports": 1_000_000}},
-        "ietf-cats-steering:forwarders": {"reconcile-interval": 3600, "forwarder": [
-            {"name": f.name, "address": "127.0.0.1", "port": f.netconf, "username": CPS[0],
-             "password": CPS[1], "role": ["ingress"], "ingress-id": ingress_id(i),
-             "cs-id": ["ARS"]} for i, f in enumerate(forwarders)]},
-    }  # fmt: skip
+        "ietf-cats-steering:forwarders": {
+            "reconcile-interval": 3600,
+            "forwarder": [
+                {
+                    "name": f.name,
+                    "address": "127.0.0.1",
+                    "port": f.netconf,
+                    "username": CPS[0],
+                    "password": CPS[1],
+                    "role": ["ingress"],
+                    "ingress-id": ingress_id(i),
+                    "cs-id": ["ARS"],
+                }
+                for i, f in enumerate(forwarders)
+            ],
+        },
+    }
 
 
 def _parts(hosted: object) -> Iterator[object]:
@@ -275,8 +327,11 @@ def templates(folder: Path, sizes: list[int]) -> dict[int, Path]:
             template.wait_up(300, "--clean")
             seconds = fill(template, size)
             rate = size / seconds
-            print(f"  template with {size} rules filled in {seconds:.1f} s "
-                  f"({rate:.0f} entries/s, commits of {FILL_CHUNK})", flush=True)  # fmt: skip
+            print(
+                f"  template with {size} rules filled in {seconds:.1f} s "
+                f"({rate:.0f} entries/s, commits of {FILL_CHUNK})",
+                flush=True,
+            )
         finally:
             template.stop()
         found[size] = template.state_dir
@@ -331,12 +386,15 @@ def change_to_ack(folder: Path, count: int, size: int, template: Path, repeat: i
                 time.sleep(0.2)
             if not samples:
                 samples = [float("nan")]
-        print(f"{count:>4} forwarders x {size:>6} rules: CST change -> all acknowledged "
-              f"p50 {statistics.median(samples) * 1000:8.1f} ms  max {max(samples) * 1000:8.1f} ms"
-              f"  (n={len(samples)}, {unchanged} reports kept the choice; first sync incl. "
-              f"reconciliation of {count}x{size} rules "
-              f"{synced:.1f} s, {written} entries written; forwarders up {up:.0f} s, "
-              f"RSS {rss / 1024:.1f} GB, failed {len(results.failed)})", flush=True)  # fmt: skip
+        print(
+            f"{count:>4} forwarders x {size:>6} rules: CST change -> all acknowledged "
+            f"p50 {statistics.median(samples) * 1000:8.1f} ms  max {max(samples) * 1000:8.1f} ms"
+            f"  (n={len(samples)}, {unchanged} reports kept the choice; first sync incl. "
+            f"reconciliation of {count}x{size} rules "
+            f"{synced:.1f} s, {written} entries written; forwarders up {up:.0f} s, "
+            f"RSS {rss / 1024:.1f} GB, failed {len(results.failed)})",
+            flush=True,
+        )
         if unchanged:
             print(f"      SCI-3's GAS per report and the choice: {'; '.join(choices)}", flush=True)
     finally:
@@ -351,8 +409,11 @@ def edit_rate(folder: Path, big: int, seconds: float) -> None:
     try:
         forwarder.wait_up(300, "--clean")
         took = fill(forwarder, big)
-        print(f"one forwarder: {big} rules installed in {took:.0f} s "
-              f"(RSS {forwarder.rss_mb():.0f} MB)", flush=True)  # fmt: skip
+        print(
+            f"one forwarder: {big} rules installed in {took:.0f} s "
+            f"(RSS {forwarder.rss_mb():.0f} MB)",
+            flush=True,
+        )
         session = forwarder.session()
         try:
             session.read()  # connect
@@ -361,14 +422,19 @@ def edit_rate(folder: Path, big: int, seconds: float) -> None:
                 while time.perf_counter() - started < seconds:
                     turn += 1
                     csci = SCI3 if turn % 2 else SCI1
-                    puts = tuple(rule_entry({**bench_rule(i % big), "csci-id": csci})
-                                 for i in range(turn * 64, turn * 64 + width))  # fmt: skip
+                    puts = tuple(
+                        rule_entry({**bench_rule(i % big), "csci-id": csci})
+                        for i in range(turn * 64, turn * 64 + width)
+                    )
                     session.write(Changes(puts))
                     done += 1
                 elapsed = time.perf_counter() - started
-                print(f"  push of {label:>10} (lock, edit-config, confirmed commit, commit, "
-                      f"unlock): {done / elapsed:7.1f} pushes/s, {width * done / elapsed:8.0f} "
-                      f"entries/s at {big} rules", flush=True)  # fmt: skip
+                print(
+                    f"  push of {label:>10} (lock, edit-config, confirmed commit, commit, "
+                    f"unlock): {done / elapsed:7.1f} pushes/s, {width * done / elapsed:8.0f} "
+                    f"entries/s at {big} rules",
+                    flush=True,
+                )
             edits, started = 0, time.perf_counter()
             while time.perf_counter() - started < seconds:
                 edits += 1
@@ -377,8 +443,11 @@ def edit_rate(folder: Path, big: int, seconds: float) -> None:
                 )
                 session.write(Changes(puts), WriteSettings(lock=False))
             elapsed = time.perf_counter() - started
-            print(f"  push of     1 entry without lock (edit-config, confirmed commit, commit): "
-                  f"{edits / elapsed:7.1f} pushes/s", flush=True)  # fmt: skip
+            print(
+                f"  push of     1 entry without lock (edit-config, confirmed commit, commit): "
+                f"{edits / elapsed:7.1f} pushes/s",
+                flush=True,
+            )
             edits, started = 0, time.perf_counter()
             while time.perf_counter() - started < seconds:
                 edits += 1
@@ -388,8 +457,11 @@ def edit_rate(folder: Path, big: int, seconds: float) -> None:
                 )
             elapsed = time.perf_counter() - started
             session.discard_changes()
-            print(f"  edit-config of 1 entry to the candidate (no commit): "
-                  f"{edits / elapsed:7.1f} edit-config/s", flush=True)  # fmt: skip
+            print(
+                f"  edit-config of 1 entry to the candidate (no commit): "
+                f"{edits / elapsed:7.1f} edit-config/s",
+                flush=True,
+            )
             print(f"  get-config of all {big} rules: ", end="", flush=True)
             started = time.perf_counter()
             entries = session.read()

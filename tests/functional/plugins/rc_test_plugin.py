@@ -14,6 +14,7 @@ import threading
 
 from controller.datastore.api import Principal, Registrations
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.types import DataPath, SchemaPath
 
 PING = "/rc-test:ping"
 RESET_COUNTERS = "/rc-test:reset-counters"
@@ -59,7 +60,7 @@ def register(registrations: Registrations) -> None:
         with guard:
             return {"rc-test:counters": {"packets": str(pings[0])}}
 
-    registrations.rpcs[PING] = ping
-    registrations.rpcs[RESET_COUNTERS] = reset_counters
-    registrations.rpcs[LINK_RESET] = link_reset
-    registrations.state[COUNTERS] = counters
+    registrations.rpcs[SchemaPath(PING)] = ping
+    registrations.rpcs[SchemaPath(RESET_COUNTERS)] = reset_counters
+    registrations.rpcs[SchemaPath(LINK_RESET)] = link_reset
+    registrations.state[DataPath(COUNTERS)] = counters

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from controller.datastore.api import Principal, Registrations
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.types import SchemaPath
 
 REPORT = "/ietf-cats-sci:report-sci-metrics"
 LOG_ENV = "CATS_SCI_REPORT_LOG"
@@ -46,4 +47,4 @@ def register(registrations: Registrations) -> None:
                 sink.write(json.dumps(members) + "\n")
         return {"accepted-sequence-number": str(sequence)}
 
-    registrations.rpcs[REPORT] = report
+    registrations.rpcs[SchemaPath(REPORT)] = report

@@ -34,9 +34,25 @@ from controller.demo.drafts import (
 from controller.types import Json
 
 __all__ = [
-    "AS", "CPS_LOGIN", "GB", "SERVICE", "TENANT", "WINDOW_MS", "Json", "Spec", "c_sma",
-    "capability", "computing", "config", "dist", "episode", "forwarding", "iso", "meta", "ms",
-]  # fmt: skip
+    "AS",
+    "CPS_LOGIN",
+    "GB",
+    "SERVICE",
+    "TENANT",
+    "WINDOW_MS",
+    "Json",
+    "Spec",
+    "c_sma",
+    "capability",
+    "computing",
+    "config",
+    "dist",
+    "episode",
+    "forwarding",
+    "iso",
+    "meta",
+    "ms",
+]
 RETRIEVAL = "192.0.2.0/24"
 
 CONTEXT_68: Json = {
@@ -47,24 +63,41 @@ CONTEXT_68: Json = {
 
 def element(key: str, cls: str, size: float, tokens: int, **extra: Any) -> Json:
     """A working-set element."""
-    return {"reuse-key": key, "element-class": f"{AS}:{cls}", "element-size": str(int(size)),
-            "tokens-to-reprocess": str(tokens), **extra}  # fmt: skip
+    return {
+        "reuse-key": key,
+        "element-class": f"{AS}:{cls}",
+        "element-size": str(int(size)),
+        "tokens-to-reprocess": str(tokens),
+        **extra,
+    }
 
 
 def descriptor(
     session: str, step: int, elements: list[Json], service: str = SERVICE, **extra: Any
 ) -> Json:
     """A step descriptor of TENANT for ``service`` requiring tier 'capable'."""
-    return {"service-id": service, "session-id": session, "tenant": TENANT, "turn-id": 1,
-            "step-id": step, "capability-tier": "capable",
-            "working-set": {"element": elements}, **extra}  # fmt: skip
+    return {
+        "service-id": service,
+        "session-id": session,
+        "tenant": TENANT,
+        "turn-id": 1,
+        "step-id": step,
+        "capability-tier": "capable",
+        "working-set": {"element": elements},
+        **extra,
+    }
 
 
 # 8.4: A near but small; B holds documents, KV absent (0.6 s to recompute); C holds all.
 KV = element("kv", "model-context-state", 0.33 * GB, 6_000)
 DOCS = element("docs", "retrieved-material", 2e6, 1_000)
-TWO_SECONDS: Json = {"quantity": f"{AS}:step-completion-time", "scope": "step",
-                     "target": "2000", "percentile": "95", "window": WINDOW_MS}  # fmt: skip
+TWO_SECONDS: Json = {
+    "quantity": f"{AS}:step-completion-time",
+    "scope": "step",
+    "target": "2000",
+    "percentile": "95",
+    "window": WINDOW_MS,
+}
 LOCALITY: Json = {"element-class": f"{AS}:model-context-state", "permitted-region": ["R"]}
 
 
@@ -97,8 +130,13 @@ def example_68(b_delay: float, c_delay: float = 0.8) -> list[Spec]:
 
 def descriptor_68(session: str, step: int, service: str = SERVICE) -> Json:
     """Steps 29/30 of 6.8 with 40 steps to go."""
-    return descriptor(session, step, [CTX, DOC_SET], service,
-                      **{"remaining-horizon": 40, "selection-context": CONTEXT_68})  # fmt: skip
+    return descriptor(
+        session,
+        step,
+        [CTX, DOC_SET],
+        service,
+        **{"remaining-horizon": 40, "selection-context": CONTEXT_68},
+    )
 
 
 # 8.4 step-30 episode: the retrieval tool overruns; the reduced retrieval set is applied.
@@ -109,17 +147,35 @@ EXTRA_DOCS = element("docs-extra", "retrieved-material", 45e6, 9_000, sufficient
 
 def descriptor_episode(session: str, step: int, service: str = SERVICE) -> Json:
     """The step-30 descriptor: truncation of the working set permitted."""
-    return descriptor(session, step, [CTX, CORE_DOCS, EXTRA_DOCS, PLAN], service,
-                      **{"remaining-horizon": 40, "selection-context": CONTEXT_68,
-                         "degradation": [f"{AS}:truncated-working-set"]})  # fmt: skip
+    return descriptor(
+        session,
+        step,
+        [CTX, CORE_DOCS, EXTRA_DOCS, PLAN],
+        service,
+        **{
+            "remaining-horizon": 40,
+            "selection-context": CONTEXT_68,
+            "degradation": [f"{AS}:truncated-working-set"],
+        },
+    )
 
 
 def overrun(session: str, now: float) -> Json:
     """invalidation-notice: the retrieval call expected at 100 ms still running at 4 s."""
-    return {"reporter": "ietf-cats-types:agent-gateway", "condition": f"{AS}:step-overrun",
-            "session-id": session, "turn-id": 1, "step-id": 30, "at": iso(now),
-            "step-progress": {"elapsed": "4000", "expected": "100", "endpoint": RETRIEVAL,
-                              "remaining": "2000"}}  # fmt: skip
+    return {
+        "reporter": "ietf-cats-types:agent-gateway",
+        "condition": f"{AS}:step-overrun",
+        "session-id": session,
+        "turn-id": 1,
+        "step-id": 30,
+        "at": iso(now),
+        "step-progress": {
+            "elapsed": "4000",
+            "expected": "100",
+            "endpoint": RETRIEVAL,
+            "remaining": "2000",
+        },
+    }
 
 
 def holdings(specs: list[Spec]) -> list[tuple[str, str]]:

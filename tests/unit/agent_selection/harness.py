@@ -12,7 +12,7 @@ from controller.agent_selection.steering import NoSteering, Steering
 from controller.datastore import rpc
 from controller.datastore.api import SYSTEM
 from controller.model import Encoding, InstanceKind, Schema, nodes
-from controller.types import Json
+from controller.types import DataPath, Json
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.csma_double import CsmaDouble
 
@@ -62,7 +62,7 @@ class Harness:
         """The input of an RPC of ietf-cats-agent-selection as libyang parses and validates it
         (what the server core, or a C-SMA for the calls the C-PS makes, would accept)."""
         ctx = self.schema.context.cdata
-        operation = rpc.resolve(ctx, f"/{AS}:{name}")
+        operation = rpc.resolve(ctx, DataPath(f"/{AS}:{name}"))
         tree, op = rpc.parse_input(ctx, operation, json.dumps(members), Encoding.JSON)
         try:
             rpc.validate_input(ctx, tree, nodes.ffi.NULL)
@@ -74,7 +74,7 @@ class Harness:
     def call(self, name: str, members: Json) -> Json:
         """Invoke a handler with schema-checked input and output (as the core does)."""
         ctx = self.schema.context.cdata
-        operation = rpc.resolve(ctx, f"/{AS}:{name}")
+        operation = rpc.resolve(ctx, DataPath(f"/{AS}:{name}"))
         checked = self.checked_input(name, members)
         handler = getattr(self.service, name.replace("-", "_"), None)
         if handler is None:

@@ -78,8 +78,10 @@ class Running:
 
 def test_each_csma_gets_the_credentials_its_candidates_configure() -> None:
     config = parse(drafts.config(SPECS, _route))
-    assert config.logins == {CSMA_1: Credentials("cps-1", "one"),
-                             CSMA_2: Credentials("cps-2", "two")}  # fmt: skip
+    assert config.logins == {
+        CSMA_1: Credentials("cps-1", "one"),
+        CSMA_2: Credentials("cps-2", "two"),
+    }
     assert config.candidates[CsciId("C")].credentials == Credentials("cps-2", "two")
     unrouted = parse({"candidates": {"candidate": [{"csci-id": "X", "cs-id": "agent"}]}})
     assert (unrouted.candidates[CsciId("X")].c_sma, unrouted.logins) == (None, {})

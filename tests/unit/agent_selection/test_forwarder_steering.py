@@ -31,14 +31,22 @@ from tests.unit.agent_selection.harness import Harness, harness
 ST = "ietf-cats-steering"
 AGENT = CsId("agent")
 INSTRUCTION = SteeringInstruction(
-    CommitmentId("cm-s-1"), "si-cm-s-1", SessionId("s"), AGENT, CsciId("C"), 1, 1,
-    1_800_000_000.0, 600.0, (), "s/1",
-)  # fmt: skip
+    CommitmentId("cm-s-1"),
+    "si-cm-s-1",
+    SessionId("s"),
+    AGENT,
+    CsciId("C"),
+    1,
+    1,
+    1_800_000_000.0,
+    600.0,
+    (),
+    "s/1",
+)
 
 
 def _forwarder(name: str, roles: list[str], cs_ids: list[str]) -> dict[str, Any]:
-    return {"name": name, "address": "127.0.0.1", "username": "cps", "role": roles,
-            "cs-id": cs_ids}  # fmt: skip
+    return {"name": name, "address": "127.0.0.1", "username": "cps", "role": roles, "cs-id": cs_ids}
 
 
 def _inventory(*forwarders: dict[str, Any]) -> Inventory:

@@ -33,8 +33,13 @@ def _moving(schema: Schema, **double: Any) -> Harness:
 
 def _notice(h: Harness, reporter: str, status: str, **extra: Any) -> None:
     (handoff,) = h.session(SESSION)["handoff"]
-    members = {"handoff-id": handoff["handoff-id"], "reporter": reporter, "status": status,
-               "at": drafts.iso(h.clock.now), **extra}  # fmt: skip
+    members = {
+        "handoff-id": handoff["handoff-id"],
+        "reporter": reporter,
+        "status": status,
+        "at": drafts.iso(h.clock.now),
+        **extra,
+    }
     h.call("state-transfer-notice", members)
 
 
@@ -117,12 +122,26 @@ def test_a_repeated_decision_reuses_the_handoff_in_flight(schema: Schema) -> Non
 
 def _requested() -> Handoff:
     key = ReuseKey("ctx")
-    return Handoff("ho-1", SessionId("s"), CsciId("C"), CsciId("B"), 2, 100.0, 130.0, (key,),
-                   7_500_000_000, {key: None}, reservation_id="rsv-ho-1")  # fmt: skip
+    return Handoff(
+        "ho-1",
+        SessionId("s"),
+        CsciId("C"),
+        CsciId("B"),
+        2,
+        100.0,
+        130.0,
+        (key,),
+        7_500_000_000,
+        {key: None},
+        reservation_id="rsv-ho-1",
+    )
 
 
-ACCEPTED = {"reservation-id": "rsv-ho-1", "status": "accepted",
-            "valid-until": "2100-01-01T00:00:00Z"}  # fmt: skip
+ACCEPTED = {
+    "reservation-id": "rsv-ho-1",
+    "status": "accepted",
+    "valid-until": "2100-01-01T00:00:00Z",
+}
 
 
 def test_a_targets_completion_before_the_reservation_reply_commits_once_reserved() -> None:
@@ -142,9 +161,22 @@ def test_divergence_within_the_accepted_fraction_commits(
 ) -> None:
     key = ReuseKey("ctx")
     start = machine.reserved(
-        Handoff("ho-1", SessionId("s"), CsciId("C"), CsciId("B"), 2, 100.0, 130.0, (key,),
-                0, {key: 0.2}, reservation_id="rsv-ho-1"), ACCEPTED, 101.0,
-    )  # fmt: skip
+        Handoff(
+            "ho-1",
+            SessionId("s"),
+            CsciId("C"),
+            CsciId("B"),
+            2,
+            100.0,
+            130.0,
+            (key,),
+            0,
+            {key: 0.2},
+            reservation_id="rsv-ho-1",
+        ),
+        ACCEPTED,
+        101.0,
+    )
     after = machine.noticed(start, Notice("target", "completed", divergence={key: missing}), 102)
     assert after.state is state
     if state is HandoffState.ABORTED:

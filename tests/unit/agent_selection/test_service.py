@@ -83,9 +83,16 @@ def test_68_step30_moves_to_b_through_a_handoff_when_it_gains_5_s(schema: Schema
     reserve = next(m for op, _, m in h.csma.calls if op == "reserve-state")
     assert [e["reuse-key"] for e in reserve["element"]] == ["ctx"]
     assert reserve["size"] == "7500000000"
-    h.call("state-transfer-notice", {"handoff-id": handoff["handoff-id"], "reporter": "target",
-                                     "status": "completed", "usable-key": ["ctx"],
-                                     "at": drafts.iso(h.clock.now)})  # fmt: skip
+    h.call(
+        "state-transfer-notice",
+        {
+            "handoff-id": handoff["handoff-id"],
+            "reporter": "target",
+            "status": "completed",
+            "usable-key": ["ctx"],
+            "at": drafts.iso(h.clock.now),
+        },
+    )
     session = h.session("s-68")
     assert session["handoff"][0]["state"] == "committed"
     current = session["current-commitment"]
@@ -130,8 +137,15 @@ def test_unknown_session_is_an_rpc_error_naming_the_path(schema: Schema) -> None
     assert (item.tag, item.app_tag) == ("invalid-value", "unknown-session")
     assert item.path == f"/{AS}:step-boundary/session-id"
     with pytest.raises(CatsError) as raised:
-        h.call("state-transfer-notice", {"handoff-id": "ho-x", "reporter": "target",
-                                         "status": "completed", "at": drafts.iso(0)})  # fmt: skip
+        h.call(
+            "state-transfer-notice",
+            {
+                "handoff-id": "ho-x",
+                "reporter": "target",
+                "status": "completed",
+                "at": drafts.iso(0),
+            },
+        )
     assert raised.value.items[0].path == f"/{AS}:state-transfer-notice/handoff-id"
 
 
@@ -189,9 +203,13 @@ def test_section14_bounds_left_unconfigured_are_the_modules_defaults(schema: Sch
     refines of agent-selection/selection-context): an eleventh advertisement in a second is
     refused without any configuration."""
     bounds = context({})[1]
-    assert (bounds.max_decision_rate, bounds.max_state_query_rate,
-            bounds.max_advertisement_rate, bounds.max_reservation_rate,
-            bounds.handoff_timeout) == (60, 100, 10, 6, 60.0)  # fmt: skip
+    assert (
+        bounds.max_decision_rate,
+        bounds.max_state_query_rate,
+        bounds.max_advertisement_rate,
+        bounds.max_reservation_rate,
+        bounds.handoff_timeout,
+    ) == (60, 100, 10, 6, 60.0)
     specs = drafts.example_84(0.5)
     h = harness(schema, specs)
     h.clock.now = float(int(h.clock.now) + 10)
@@ -226,10 +244,12 @@ def test_section13_the_decision_rate_of_a_session_is_bounded(schema: Schema) -> 
     h = harness(schema, drafts.example_84(0.5), context)
     _admit(h, "s-1", drafts.descriptor_84("s-1"))
     replies = [
-        h.call("submit-descriptor", {"descriptor": drafts.descriptor_84("s-1"),
-                                     "trigger": f"{AS}:t2-turn-start"})
+        h.call(
+            "submit-descriptor",
+            {"descriptor": drafts.descriptor_84("s-1"), "trigger": f"{AS}:t2-turn-start"},
+        )
         for _ in range(3)
-    ]  # fmt: skip
+    ]
     assert [r["evaluation"] for r in replies] == ["completed", "deferred", "deferred"]
 
 
@@ -255,15 +275,20 @@ def test_p11_accounting_is_charged_once_and_thresholds_pace_then_refuse(schema: 
     }
     h = harness(schema, drafts.example_84(0.5), context)
     desc = drafts.descriptor_84("s-1")
-    desc["budget"] = [{"dimension": f"{AS}:tokens", "scope": "session", "limit": "1000",
-                       "kind": "ceiling"}]  # fmt: skip
+    desc["budget"] = [
+        {"dimension": f"{AS}:tokens", "scope": "session", "limit": "1000", "kind": "ceiling"}
+    ]
     _admit(h, "s-1", desc)
 
     def report(report_id: str, amount: str) -> None:
-        h.call("accounting-feedback", {
-            "report-id": report_id, "attribution": {"session-id": "s-1", "turn-id": 1,
-                                                    "step-id": 1},
-            "consumption": [{"dimension": f"{AS}:tokens", "amount": amount}]})  # fmt: skip
+        h.call(
+            "accounting-feedback",
+            {
+                "report-id": report_id,
+                "attribution": {"session-id": "s-1", "turn-id": 1, "step-id": 1},
+                "consumption": [{"dimension": f"{AS}:tokens", "amount": amount}],
+            },
+        )
 
     report("r1", "600")
     report("r1", "600")  # repeated: charged once
@@ -272,8 +297,9 @@ def test_p11_accounting_is_charged_once_and_thresholds_pace_then_refuse(schema: 
     assert [n["action"] for n in h.named("budget-threshold")] == ["pace"]
     report("r2", "350")
     assert [n["action"] for n in h.named("budget-threshold")] == ["pace", "refuse"]
-    refused = h.call("evaluate", {"session-id": "s-1", "trigger": f"{AS}:t1-step-boundary",
-                                  "step-id": 2})  # fmt: skip
+    refused = h.call(
+        "evaluate", {"session-id": "s-1", "trigger": f"{AS}:t1-step-boundary", "step-id": 2}
+    )
     assert refused["step-failure"]["constraint"] == f"{AS}:budget"
     assert refused["step-failure"]["trigger"] == f"{AS}:t9-budget-threshold"
 
@@ -284,8 +310,12 @@ def test_dp10_close_releases_state_at_the_csma_and_keeps_the_records(schema: Sch
     h.call("close-session", {"session-id": "s-1", "reason": "completed"})
     h.call("close-session", {"session-id": "s-1", "reason": "completed"})  # idempotent
     (release,) = [m for op, _, m in h.csma.calls if op == "release-state"]
-    assert release == {"session-id": "s-1", "tenant": drafts.TENANT, "csci-id": ["C"],
-                       "reuse-key": ["kv", "docs"]}  # fmt: skip
+    assert release == {
+        "session-id": "s-1",
+        "tenant": drafts.TENANT,
+        "csci-id": ["C"],
+        "reuse-key": ["kv", "docs"],
+    }
     session = h.session("s-1")
     assert session["state"] == "closed"
     assert len(session["decision-record"]) == 1  # M39: kept after the close
@@ -311,9 +341,15 @@ def test_t7_an_instance_degradation_re_evaluates_the_sessions_committed_to_it(
 ) -> None:
     h = harness(schema, drafts.example_84(0.5))
     _admit(h, "s-1", drafts.descriptor_84("s-1"))
-    reply = h.call("invalidation-notice", {
-        "reporter": "ietf-cats-types:c-sma", "condition": f"{AS}:instance-degraded",
-        "csci-id": "C", "at": drafts.iso(h.clock.now)})  # fmt: skip
+    reply = h.call(
+        "invalidation-notice",
+        {
+            "reporter": "ietf-cats-types:c-sma",
+            "condition": f"{AS}:instance-degraded",
+            "csci-id": "C",
+            "at": drafts.iso(h.clock.now),
+        },
+    )
     assert reply == {"acted-on": True}
     last = h.session("s-1")["decision-record"][-1]
     assert last["decision-point"] == f"{AS}:dp7-constraint-at-risk"
@@ -322,15 +358,22 @@ def test_t7_an_instance_degradation_re_evaluates_the_sessions_committed_to_it(
 
 def test_section14_a_source_repeatedly_contradicted_is_discounted(schema: Schema) -> None:
     h = harness(schema, drafts.example_84(0.5))
-    notice = {"reporter": "ietf-cats-types:c-ps", "condition": f"{AS}:value-contradicted",
-              "source": "c-sma-1", "at": drafts.iso(h.clock.now)}  # fmt: skip
+    notice = {
+        "reporter": "ietf-cats-types:c-ps",
+        "condition": f"{AS}:value-contradicted",
+        "source": "c-sma-1",
+        "at": drafts.iso(h.clock.now),
+    }
     for _ in range(10):
         assert h.call("invalidation-notice", notice) == {"acted-on": False}
     shown = h.service.candidates_state()[f"{AS}:candidates"]["candidate"]
     accuracy = {c["csci-id"]: c["source-accuracy"] for c in shown}
-    assert accuracy["C"] == {"contradicted-values": "10", "tail-underreports": "0",
-                             "discount": "1.0000"}  # fmt: skip
-    discounts = h.service._book.discounts([CsciId(c) for c in "ABC"])
+    assert accuracy["C"] == {
+        "contradicted-values": "10",
+        "tail-underreports": "0",
+        "discount": "1.0000",
+    }
+    discounts = h.service._decisions.book.discounts([CsciId(c) for c in "ABC"])
     assert discounts == {"A": 1.0, "B": 1.0, "C": 1.0}
 
 
@@ -358,13 +401,21 @@ def test_p1_a_turn_whose_steps_are_never_announced_is_one_step(schema: Schema) -
     h = harness(schema, drafts.example_84(0.5))
     _admit(h, "s-1", drafts.descriptor_84("s-1"))
     h.call("step-boundary", {"session-id": "s-1", "turn-id": 2, "boundary": "turn-start"})
-    h.call("accounting-feedback", {"report-id": "t2", "attribution": {
-        "session-id": "s-1", "turn-id": 2},
-        "consumption": [{"dimension": f"{AS}:time", "amount": "1500"}]})  # fmt: skip
+    h.call(
+        "accounting-feedback",
+        {
+            "report-id": "t2",
+            "attribution": {"session-id": "s-1", "turn-id": 2},
+            "consumption": [{"dimension": f"{AS}:time", "amount": "1500"}],
+        },
+    )
     session = h.session("s-1")
     last = session["decision-record"][-1]
     assert (last["decision-point"], last["turn-id"], last["step-id"]) == (
-        f"{AS}:dp2-turn-start", 2, 1)  # fmt: skip
+        f"{AS}:dp2-turn-start",
+        2,
+        1,
+    )
     (commitment,) = session["commitment"]
     assert commitment["steps"] == {"first": 1, "last": 1}
     (turn,) = [t for t in session["accounting"]["turn"] if t["turn-id"] == 2]

@@ -123,11 +123,19 @@ def test_p8_admission_hands_one_instruction_that_maps_to_a_valid_rule(schema: Sc
 
 def test_the_rule_names_endpoints_supersedes_and_rounds_the_lifetime_up(schema: Schema) -> None:
     instruction = SteeringInstruction(
-        CommitmentId("cm-s-2"), "si-cm-s-2", SessionId("s"), CsId("agent"), CsciId("10.0.0.9:80"),
-        30, None, 1_800_000_000.25, 90.5,
+        CommitmentId("cm-s-2"),
+        "si-cm-s-2",
+        SessionId("s"),
+        CsId("agent"),
+        CsciId("10.0.0.9:80"),
+        30,
+        None,
+        1_800_000_000.25,
+        90.5,
         (Prefix("192.0.2.0/24"), Prefix("198.51.100.7/32"), Prefix("192.0.2.0/24")),
-        "s/7", CommitmentId("cm-s-1"),
-    )  # fmt: skip
+        "s/7",
+        CommitmentId("cm-s-1"),
+    )
     rule = steering_rule(instruction, "198.51.100.1")
     assert rule["match"] == {"session-id": "s", "first-step": 30}  # open-ended range
     assert rule["lifetime"] == 91
@@ -139,9 +147,18 @@ def test_the_rule_names_endpoints_supersedes_and_rounds_the_lifetime_up(schema: 
 
 def test_the_rule_is_what_libyang_prints_back_so_reconciliation_settles(schema: Schema) -> None:
     instruction = SteeringInstruction(
-        CommitmentId("cm-s-1"), "si", SessionId("s"), CsId("agent"), CsciId("C"), 3, 5,
-        1_800_000_000.0, 600.0, (Prefix("192.0.2.0/24"),), "s/1",
-    )  # fmt: skip
+        CommitmentId("cm-s-1"),
+        "si",
+        SessionId("s"),
+        CsId("agent"),
+        CsciId("C"),
+        3,
+        5,
+        1_800_000_000.0,
+        600.0,
+        (Prefix("192.0.2.0/24"),),
+        "s/1",
+    )
     rule = steering_rule(instruction, "CF-3")
     assert _printed(schema, rule) == rule
 
@@ -150,8 +167,16 @@ def _session(**changes: Any) -> Session:
     desc = descriptors.descriptor(drafts.descriptor_84("s-1"))
     commitment = Commitment(CommitmentId("cm-s-1-1"), CsciId("C"), 1, 1000.0, 600.0, 1)
     entry = CommitmentRecord(commitment, "si-cm-s-1-1", record_id=1)
-    session = Session(SessionId("s-1"), desc.tenant, desc.service_id, 1000.0, {}, desc,
-                      commitments=(entry,), current=entry.commitment_id)  # fmt: skip
+    session = Session(
+        SessionId("s-1"),
+        desc.tenant,
+        desc.service_id,
+        1000.0,
+        {},
+        desc,
+        commitments=(entry,),
+        current=entry.commitment_id,
+    )
     return replace(session, **changes)
 
 
@@ -229,8 +254,13 @@ def test_a_handoff_commit_instructs_the_new_rule_before_it_withdraws_the_old(
     h.call("step-boundary", {"session-id": "s-68", "turn-id": 1, "step-id": 30})
     assert set(recorder.held()) == {"cm-s-68-1"}  # reserved, not committed: the source holds
     (handoff,) = h.session("s-68")["handoff"]
-    notice = {"handoff-id": handoff["handoff-id"], "reporter": "target", "status": "completed",
-              "usable-key": ["ctx"], "at": drafts.iso(h.clock.now)}  # fmt: skip
+    notice = {
+        "handoff-id": handoff["handoff-id"],
+        "reporter": "target",
+        "status": "completed",
+        "usable-key": ["ctx"],
+        "at": drafts.iso(h.clock.now),
+    }
     before = len(recorder.calls)
     h.call("state-transfer-notice", notice)
     h.call("state-transfer-notice", notice)  # repeated: nothing more is handed
@@ -248,8 +278,12 @@ def test_an_aborted_handoff_leaves_the_source_rule_alone(schema: Schema) -> None
     h.call("advertise-forwarding-view", drafts.forwarding(faster, h.clock.now, sequence=2))
     h.call("step-boundary", {"session-id": "s-ab", "turn-id": 1, "step-id": 30})
     (handoff,) = h.session("s-ab")["handoff"]
-    failed = {"handoff-id": handoff["handoff-id"], "reporter": "source", "status": "failed",
-              "at": drafts.iso(h.clock.now)}  # fmt: skip
+    failed = {
+        "handoff-id": handoff["handoff-id"],
+        "reporter": "source",
+        "status": "failed",
+        "at": drafts.iso(h.clock.now),
+    }
     h.call("state-transfer-notice", failed)
     assert h.session("s-ab")["handoff"][0]["state"] == "aborted"
     assert [w for w, _ in recorder.calls] == ["instruct"] * len(recorder.calls)
@@ -352,8 +386,13 @@ def test_a_255_character_session_id_is_committed_handed_and_rendered(schema: Sch
         h.checked_input("reserve-state", reserve)["reservation-id"]
         == (handoff["reservation"]["reservation-id"])
     )
-    notice = {"handoff-id": handoff["handoff-id"], "reporter": "target", "status": "completed",
-              "usable-key": ["ctx"], "at": drafts.iso(h.clock.now)}  # fmt: skip
+    notice = {
+        "handoff-id": handoff["handoff-id"],
+        "reporter": "target",
+        "status": "completed",
+        "usable-key": ["ctx"],
+        "at": drafts.iso(h.clock.now),
+    }
     h.call("state-transfer-notice", notice)
     h.call("state-transfer-notice", notice)  # repeated: the same handoff, no second commitment
     h.call("step-boundary", {"session-id": LONG, "turn-id": 1, "step-id": 30})

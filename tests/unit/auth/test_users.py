@@ -10,12 +10,15 @@ def test_users_of_reads_hashes_and_keys() -> None:
         "ietf-system:authentication": {
             "user": [
                 {"name": "admin", "password": "$6$x$y"},
-                {"name": "ops", "authorized-key": [
-                    {"name": "k", "algorithm": "ssh-ed25519", "key-data": "AAAA"}
-                ]},
+                {
+                    "name": "ops",
+                    "authorized-key": [
+                        {"name": "k", "algorithm": "ssh-ed25519", "key-data": "AAAA"}
+                    ],
+                },
             ]
         }
-    }  # fmt: skip
+    }
     assert users_of(document) == {
         "admin": UserRecord("$6$x$y", frozenset()),
         "ops": UserRecord(None, frozenset({("ssh-ed25519", "AAAA")})),

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from agents.cnma.agent import Agent
-from agents.cnma.client import RefusedError, Transport, UnreachableError
 from agents.cnma.config import CnmaConfig
-from agents.cnma.fields import ConfigError
 from agents.cnma.topology import Link
+from agents.common.config import ConfigError
+from agents.common.restconf import RefusedError, Transport, UnreachableError
 from agents.common.sequence import SequenceStore
 from controller.errors import ErrorItem, ErrorType
 from controller.selection.units import Micros
@@ -45,10 +45,11 @@ class FakeCps:
 
 def slower(config: CnmaConfig, egress: str, delay_us: int) -> CnmaConfig:
     links = tuple(
-        replace(link, delay=Micros(delay_us)) if link.target == egress and link.source == "P1"
+        replace(link, delay=Micros(delay_us))
+        if link.target == egress and link.source == "P1"
         else link
         for link in config.topology.links
-    )  # fmt: skip
+    )
     return replace(config, topology=replace(config.topology, links=links))
 
 

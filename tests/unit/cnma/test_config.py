@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agents.cnma.config import DelayUnit, load_config, with_overrides
-from agents.cnma.fields import ConfigError
 from agents.cnma.paths import PathMetric
 from agents.cnma.probe import ProbeMethod, ProbeUse
+from agents.common.config import ConfigError
 from tests.unit.cnma.conftest import EXAMPLE
 
 CF3 = "188.3.67.4"

@@ -67,10 +67,18 @@ def test_direct_path_aggregates_one_link(example: CnmaConfig) -> None:
 
 
 def test_equal_cost_tie_goes_to_lower_delay_then_node_order() -> None:
-    nodes = (Node(INGRESS, Role.INGRESS), Node(ForwarderId("A"), Role.TRANSIT),
-             Node(ForwarderId("B"), Role.TRANSIT), Node(CF3, Role.EGRESS))  # fmt: skip
-    links = (link("10.0.0.1", "A", 3000), link("A", "188.3.67.4", 3000),
-             link("10.0.0.1", "B", 1000), link("B", "188.3.67.4", 1000))  # fmt: skip
+    nodes = (
+        Node(INGRESS, Role.INGRESS),
+        Node(ForwarderId("A"), Role.TRANSIT),
+        Node(ForwarderId("B"), Role.TRANSIT),
+        Node(CF3, Role.EGRESS),
+    )
+    links = (
+        link("10.0.0.1", "A", 3000),
+        link("A", "188.3.67.4", 3000),
+        link("10.0.0.1", "B", 1000),
+        link("B", "188.3.67.4", 1000),
+    )
     table = network_service_table(Topology(nodes, links), PathPolicy(PathMetric.IGP))
     assert table[(INGRESS, CF3)].nodes == (INGRESS, "B", CF3)
     same = tuple(replace(each, delay=Micros(1000)) for each in links)

@@ -143,8 +143,12 @@ def test_schema_refuses_what_the_builder_must_not_produce(schema: Schema) -> Non
 
 @pytest.mark.parametrize(
     ("mask", "text"),
-    [(0, "00:00:00:00"), (0x5, "00:00:00:05"), (2**32 - 1, "ff:ff:ff:ff"),
-     (2**32, "00:00:00:01:00:00:00:00")],
-)  # fmt: skip
+    [
+        (0, "00:00:00:00"),
+        (0x5, "00:00:00:05"),
+        (2**32 - 1, "ff:ff:ff:ff"),
+        (2**32, "00:00:00:01:00:00:00:00"),
+    ],
+)
 def test_admin_group_is_whole_32_bit_words(mask: int, text: str) -> None:
     assert hex_string(mask) == text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.cnma.fields import ConfigError
+from agents.common.config import ConfigError
 from agents.csma.config import Aggregation, Role, load_config, with_overrides
 from agents.csma.stateview import Presence
 from controller.types import CsId

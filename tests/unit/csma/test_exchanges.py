@@ -10,10 +10,14 @@ from controller.model import InstanceKind, Schema
 AS = "ietf-cats-agent-selection"
 QUERY = {"tenant": "t1", "session-id": "s1", "csci-id": ["B", "C"], "reuse-key": ["kv", "docs"]}
 RESERVE = {
-    "reservation-id": "rsv-1", "session-id": "s1", "tenant": "t1", "csci-id": "B",
-    "element": [{"reuse-key": "kv"}, {"reuse-key": "docs"}], "size": "10",
+    "reservation-id": "rsv-1",
+    "session-id": "s1",
+    "tenant": "t1",
+    "csci-id": "B",
+    "element": [{"reuse-key": "kv"}, {"reuse-key": "docs"}],
+    "size": "10",
     "needed-by": "2026-11-30T12:00:00Z",
-}  # fmt: skip
+}
 RELEASE = {"session-id": "s1", "tenant": "t1", "csci-id": ["C"]}
 
 
@@ -48,8 +52,14 @@ def test_the_log_renders_as_valid_operational_data(schema: Schema) -> None:
     schema.validate(json.dumps(document), InstanceKind.DATA)
     first, _, _, last = rendered["exchange"]
     assert first == {
-        "index": "1", "operation": "query-state", "at": "2027-01-15T08:00:00.000Z",
-        "user": "cps", "status": "answered", "session-id": "s1", "tenant": "t1",
-        "csci-id": ["B", "C"], "reuse-key": ["kv", "docs"],
-    }  # fmt: skip
+        "index": "1",
+        "operation": "query-state",
+        "at": "2027-01-15T08:00:00.000Z",
+        "user": "cps",
+        "status": "answered",
+        "session-id": "s1",
+        "tenant": "t1",
+        "csci-id": ["B", "C"],
+        "reuse-key": ["kv", "docs"],
+    }
     assert (last["status"], last["released"], last["csci-id"]) == ("released", 1, ["C"])

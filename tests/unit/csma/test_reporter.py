@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.cnma.client import RefusedError, UnreachableError
+from agents.common.restconf import RefusedError, UnreachableError
 from agents.common.sequence import SequenceStore
 from agents.csma.config import Reporting
 from agents.csma.reporter import Reporter

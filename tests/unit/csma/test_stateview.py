@@ -23,9 +23,18 @@ A, B = CsciId("10.0.0.1:80"), CsciId("10.0.0.2:80")
 T = TenantId("t1")
 K = ReuseKey("kv/1")
 HELD = Element(
-    A, T, K, Presence.PRESENT, "accelerator-memory", "model-context-state", 4096,
-    Decimal("12.5"), Decimal(800), held_since=100.0, retention=60,
-)  # fmt: skip
+    A,
+    T,
+    K,
+    Presence.PRESENT,
+    "accelerator-memory",
+    "model-context-state",
+    4096,
+    Decimal("12.5"),
+    Decimal(800),
+    held_since=100.0,
+    retention=60,
+)
 VIEW = StateView({HELD.key: HELD}, frozenset({A}))
 
 

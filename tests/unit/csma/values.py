@@ -10,8 +10,9 @@ from controller.types import CsciId, CsId
 AT = "2026-11-30T12:00:00.000Z"
 
 
-def metrics(csci: str, gas: int, ct: str | None = "20", health: Health = Health.HEALTHY,
-            cs: str = "ARS") -> SciMetrics:  # fmt: skip
+def metrics(
+    csci: str, gas: int, ct: str | None = "20", health: Health = Health.HEALTHY, cs: str = "ARS"
+) -> SciMetrics:
     """One SCI's metrics."""
     return SciMetrics(CsId(cs), CsciId(csci), gas, None if ct is None else Decimal(ct), health, AT)
 

@@ -18,9 +18,10 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.model import Schema
+from controller.types import DataPath
 
 TEST_YANG = Path(__file__).resolve().parents[2] / "yang"
-TOP = "/core-test:top"
+TOP = DataPath("/core-test:top")
 RUNNING = DatastoreName.RUNNING
 
 
@@ -54,9 +55,9 @@ def core(
         yield opened
 
 
-def item_path(key: int) -> str:
+def item_path(key: int) -> DataPath:
     """Data path of an item."""
-    return f"{TOP}/item[id='{key}']"
+    return DataPath(f"{TOP}/item[id='{key}']")
 
 
 def item(key: int, **changes: object) -> dict[str, object]:
@@ -76,15 +77,16 @@ def document(path: str, value: dict[str, object]) -> str:
 
 def create(path: str, value: dict[str, object]) -> Edit:
     """A create edit."""
-    return Edit(EditOperation.CREATE, path, document(path, value))
+    return Edit(EditOperation.CREATE, DataPath(path), document(path, value))
 
 
 def merge(path: str, value: dict[str, object]) -> Edit:
     """A merge edit."""
-    return Edit(EditOperation.MERGE, path, document(path, value))
+    return Edit(EditOperation.MERGE, DataPath(path), document(path, value))
 
 
 def read_json(core: Core, path: str | None, datastore: DatastoreName = RUNNING) -> object:
     """The parsed document at a path (None when absent)."""
-    result = core.read(ReadRequest(datastore, path), SYSTEM)
+    request = ReadRequest(datastore, None if path is None else DataPath(path))
+    result = core.read(request, SYSTEM)
     return None if result.document is None else json.loads(result.document)

@@ -19,6 +19,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError
 from controller.model import Schema
+from controller.types import DataPath
 from tests.unit.datastore.conftest import (
     RUNNING,
     TOP,
@@ -95,7 +96,7 @@ def test_a_delete_of_a_subtree_holding_a_denied_node_is_refused(guarded: Core) -
 
 def test_a_replace_of_the_whole_datastore_is_checked_per_node(guarded: Core) -> None:
     before = read_json(guarded, TOP)
-    assert refused_at(guarded, Edit(EditOperation.REPLACE, "/", "{}")) == ADDR_1
+    assert refused_at(guarded, Edit(EditOperation.REPLACE, DataPath("/"), "{}")) == ADDR_1
     assert read_json(guarded, TOP) == before
 
 
@@ -113,7 +114,7 @@ def test_a_read_leaves_out_what_may_not_be_read(guarded: Core) -> None:
 
 def test_a_read_of_an_unreadable_target_is_refused(guarded: Core) -> None:
     with pytest.raises(CatsError) as caught:
-        guarded.read(ReadRequest(RUNNING, ADDR_1), ALICE)
+        guarded.read(ReadRequest(RUNNING, DataPath(ADDR_1)), ALICE)
     assert caught.value.items[0].tag == "access-denied"
 
 

@@ -11,6 +11,7 @@ from controller.datastore.api import SYSTEM, Edit, EditOperation
 from controller.datastore.plan import plan
 from controller.errors import CatsError
 from controller.model import Schema
+from controller.types import DataPath, SchemaPath
 from tests.unit.datastore.conftest import RUNNING, read_json
 
 BENCH = "/bench-list:bench"
@@ -20,27 +21,29 @@ STEPS = 150
 
 def test_the_plan_is_derived_from_the_schema(test_schema: Schema) -> None:
     derived = plan(test_schema.context.cdata)
-    entry = derived.units[f"{BENCH}/entry"]
+    entry = derived.units[SchemaPath(f"{BENCH}/entry")]
     assert entry.uniques == (("addr",),)
     assert [ref.leaf for ref in entry.out_refs] == ["target"]
-    assert derived.units[f"{BENCH}/target"].incoming
+    assert derived.units[SchemaPath(f"{BENCH}/target")].incoming
     assert "/core-test:top/limited" in derived.refused  # count() over the list: not local
     assert "/core-test:top/item" in derived.units  # its must reads only the entry
 
 
 def random_edit(rng: random.Random) -> Edit:
     key = rng.randrange(12)
-    path = f"{BENCH}/entry[id='{key}']"
+    path = DataPath(f"{BENCH}/entry[id='{key}']")
     kind = rng.random()
     if kind < 0.2:
         return Edit(EditOperation.REMOVE, path)
     if kind < 0.3:
         name = f"t{rng.randrange(4)}"
-        target = f"{BENCH}/target[name='{name}']"
+        target = DataPath(f"{BENCH}/target[name='{name}']")
         if rng.random() < 0.5:
             return Edit(EditOperation.REMOVE, target)
         return Edit(
-            EditOperation.MERGE, target, json.dumps({"bench-list:target": [{"name": name}]})
+            EditOperation.MERGE,
+            target,
+            json.dumps({"bench-list:target": [{"name": name}]}),
         )
     entry: dict[str, object] = {"id": key}
     if rng.random() < 0.85:

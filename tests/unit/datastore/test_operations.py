@@ -13,12 +13,15 @@ from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
 from controller.errors import CatsError
 from controller.model import Schema
 from controller.model.schema import Encoding
+from controller.types import DataPath
 from tests.unit.datastore.conftest import RUNNING, read_json
 
 M = "shapes-test"
 NS = "urn:example:shapes-test"
 POOLS = Edit(
-    EditOperation.MERGE, f"/{M}:pools", json.dumps({f"{M}:pools": {"pool": [{"name": "p1"}]}})
+    EditOperation.MERGE,
+    DataPath(f"/{M}:pools"),
+    json.dumps({f"{M}:pools": {"pool": [{"name": "p1"}]}}),
 )
 
 
@@ -34,7 +37,7 @@ def shapes(test_schema: Schema, tmp_path: Path, settings: CoreSettings) -> Itera
 
 def _create(name: str, entry: dict[str, object]) -> Edit:
     key = "name" if name == "host" else "id"
-    path = f"/{M}:{name}[{key}='{entry[key]}']"
+    path = DataPath(f"/{M}:{name}[{key}='{entry[key]}']")
     return Edit(EditOperation.CREATE, path, json.dumps({f"{M}:{name}": [entry]}))
 
 
@@ -55,7 +58,7 @@ CASES = {
         ("missing-element", None, f"/{M}:site[id='2']/link[peer='x']/port"),
     ),
     "mandatory leaf at a root replace": (
-        [Edit(EditOperation.REPLACE, "/", json.dumps({f"{M}:host": [{"name": "z"}]}))],
+        [Edit(EditOperation.REPLACE, DataPath("/"), json.dumps({f"{M}:host": [{"name": "z"}]}))],
         ("missing-element", None, f"/{M}:host[name='z']/label"),
     ),
     "dangling leafref": (
@@ -75,7 +78,13 @@ CASES = {
         ("operation-failed", "must-violation", f"/{M}:site[id='3']/link[peer='x']/hi"),
     ),
     "missing key": (
-        [Edit(EditOperation.MERGE, f"/{M}:pools", json.dumps({f"{M}:pools": {"pool": [{}]}}))],
+        [
+            Edit(
+                EditOperation.MERGE,
+                DataPath(f"/{M}:pools"),
+                json.dumps({f"{M}:pools": {"pool": [{}]}}),
+            )
+        ],
         ("missing-element", None, f"/{M}:pools/pool"),
     ),
 }
@@ -118,7 +127,9 @@ def test_root_replace_takes_several_xml_elements(shapes: Core) -> None:
         f'<host xmlns="{NS}"><name>q</name><label>l</label><pool>p1</pool></host>'
         f'<motd xmlns="{NS}">hi</motd>'
     )
-    shapes.edit(RUNNING, [Edit(EditOperation.REPLACE, "/", document, Encoding.XML)], SYSTEM)
+    shapes.edit(
+        RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), document, Encoding.XML)], SYSTEM
+    )
     assert read_json(shapes, f"/{M}:host[name='a']") is None
     assert read_json(shapes, f"/{M}:host[name='q']") is not None
     assert read_json(shapes, f"/{M}:motd") == {f"{M}:motd": "hi"}

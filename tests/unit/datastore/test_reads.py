@@ -22,6 +22,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
+from controller.types import DataPath
 from tests.unit.datastore.conftest import RUNNING, TOP, create, item, item_path, merge
 
 OPERATIONAL = DatastoreName.OPERATIONAL
@@ -34,11 +35,13 @@ def read(core: Core, request: ReadRequest) -> object:
 
 @pytest.fixture
 def with_status(registrations: Registrations) -> None:
-    registrations.state["/core-test:status"] = lambda: {"core-test:status": {"uptime": 42}}
+    registrations.state[DataPath("/core-test:status")] = lambda: {
+        "core-test:status": {"uptime": 42}
+    }
 
 
 def test_state_providers_appear_in_operational(with_status: None, core: Core) -> None:
-    assert read(core, ReadRequest(OPERATIONAL, "/core-test:status")) == {
+    assert read(core, ReadRequest(OPERATIONAL, DataPath("/core-test:status"))) == {
         "core-test:status": {"uptime": 42}
     }
     whole = read(core, ReadRequest(OPERATIONAL))
@@ -53,7 +56,7 @@ def test_state_providers_appear_in_operational(with_status: None, core: Core) ->
 
 
 def test_yang_library_lists_the_modules_and_a_content_id(core: Core) -> None:
-    found = read(core, ReadRequest(OPERATIONAL, "/ietf-yang-library:yang-library"))
+    found = read(core, ReadRequest(OPERATIONAL, DataPath("/ietf-yang-library:yang-library")))
     assert isinstance(found, dict)
     library = found["ietf-yang-library:yang-library"]
     names = {module["name"] for module in library["module-set"][0]["module"]}
@@ -63,7 +66,7 @@ def test_yang_library_lists_the_modules_and_a_content_id(core: Core) -> None:
 
 
 def test_origin_metadata(with_status: None, core: Core) -> None:
-    found = read(core, ReadRequest(OPERATIONAL, "/core-test:status", with_origin=True))
+    found = read(core, ReadRequest(OPERATIONAL, DataPath("/core-test:status"), with_origin=True))
     assert isinstance(found, dict)
     assert found["core-test:status"]["@"] == {"ietf-origin:origin": "ietf-origin:learned"}
     found = read(core, ReadRequest(OPERATIONAL, TOP, with_origin=True))
@@ -72,10 +75,10 @@ def test_origin_metadata(with_status: None, core: Core) -> None:
 
 
 def test_with_defaults_depth_fields_and_xpath(core: Core) -> None:
-    explicit = read(core, ReadRequest(RUNNING, f"{TOP}/mode"))
+    explicit = read(core, ReadRequest(RUNNING, DataPath(f"{TOP}/mode")))
     assert explicit is None or explicit == {}
     assert read(
-        core, ReadRequest(RUNNING, f"{TOP}/mode", with_defaults=WithDefaults.REPORT_ALL)
+        core, ReadRequest(RUNNING, DataPath(f"{TOP}/mode"), with_defaults=WithDefaults.REPORT_ALL)
     ) == {"core-test:mode": "fast"}
     shallow = read(core, ReadRequest(RUNNING, TOP, depth=2))
     assert isinstance(shallow, dict)
@@ -107,8 +110,10 @@ def test_depth_counts_the_target_as_level_one(core: Core) -> None:
         "core-test:item": [{"id": 1}]
     }
     assert read(core, ReadRequest(RUNNING, item_path(1), depth=2)) == {"core-test:item": [item(1)]}
-    assert read(core, ReadRequest(RUNNING, f"{TOP}/label", depth=1)) == {"core-test:label": "L"}
-    assert read(core, ReadRequest(RUNNING, f"{TOP}/item[id='9']", depth=1)) is None
+    assert read(core, ReadRequest(RUNNING, DataPath(f"{TOP}/label"), depth=1)) == {
+        "core-test:label": "L"
+    }
+    assert read(core, ReadRequest(RUNNING, DataPath(f"{TOP}/item[id='9']"), depth=1)) is None
 
 
 def test_depth_of_the_datastore_root(with_status: None, core: Core) -> None:
@@ -145,14 +150,14 @@ def test_revisions_change_for_the_node_and_ancestors_not_siblings(core: Core) ->
     assert core.revision(RUNNING, item_path(2)) != before[item_path(2)]
     assert core.revision(RUNNING, TOP) != before[TOP]
     assert core.revision(RUNNING, None) != whole_before
-    assert core.revision(RUNNING, f"{item_path(2)}/lo") != before[item_path(2)]
-    name_before = core.revision(RUNNING, f"{item_path(2)}/name")
+    assert core.revision(RUNNING, DataPath(f"{item_path(2)}/lo")) != before[item_path(2)]
+    name_before = core.revision(RUNNING, DataPath(f"{item_path(2)}/name"))
     core.edit(
         RUNNING,
         [Edit(EditOperation.REPLACE, item_path(2), json.dumps({"core-test:item": [item(2)]}))],
         SYSTEM,
     )
-    assert core.revision(RUNNING, f"{item_path(2)}/name") != name_before
+    assert core.revision(RUNNING, DataPath(f"{item_path(2)}/name")) != name_before
     assert core.read(ReadRequest(RUNNING, item_path(2)), SYSTEM).revision == core.revision(
         RUNNING, item_path(2)
     )
@@ -163,7 +168,7 @@ def test_a_replaced_datastore_gives_every_path_a_new_revision(core: Core) -> Non
     assert core.revision(RUNNING, item_path(1)) == before  # asked twice, the same
     whole = core.read(ReadRequest(RUNNING, None), SYSTEM).document
     assert whole is not None
-    core.edit(RUNNING, [Edit(EditOperation.REPLACE, "/", whole)], SYSTEM)
+    core.edit(RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), whole)], SYSTEM)
     assert core.revision(RUNNING, item_path(1)) != before
 
 
@@ -190,9 +195,11 @@ def test_every_request_passes_the_access_check(test_schema: Schema, tmp_path: Pa
         assert caught.value.items[0].tag == "access-denied"
         assert opened.read(ReadRequest(RUNNING, item_path(1)), bob).document is None
         with pytest.raises(CatsError):
-            opened.read(ReadRequest(RUNNING, f"{TOP}/pool"), bob)
+            opened.read(ReadRequest(RUNNING, DataPath(f"{TOP}/pool")), bob)
         with pytest.raises(CatsError) as rpc:
-            opened.invoke("/core-test:add", '{"core-test:input": {"a": 1}}', Encoding.JSON, bob)
+            opened.invoke(
+                DataPath("/core-test:add"), '{"core-test:input": {"a": 1}}', Encoding.JSON, bob
+            )
         assert rpc.value.items[0].tag in ("access-denied", "operation-not-supported")
     assert ("bob", Access.CREATE, item_path(1)) in check.calls
     assert ("bob", Access.EXEC, "/core-test:add") in check.calls
@@ -202,12 +209,14 @@ def test_every_request_passes_the_access_check(test_schema: Schema, tmp_path: Pa
 def live_uptime(registrations: Registrations) -> list[int]:
     """A state provider whose value the test changes."""
     uptime = [1]
-    registrations.state["/core-test:status"] = lambda: {"core-test:status": {"uptime": uptime[0]}}
+    registrations.state[DataPath("/core-test:status")] = lambda: {
+        "core-test:status": {"uptime": uptime[0]}
+    }
     return uptime
 
 
 def test_state_revision_changes_with_the_state(live_uptime: list[int], core: Core) -> None:
-    path = "/core-test:status"
+    path = DataPath("/core-test:status")
     first = core.read(ReadRequest(OPERATIONAL, path), SYSTEM).revision
     assert core.revision(OPERATIONAL, path).etag == first.etag
     live_uptime[0] = 2

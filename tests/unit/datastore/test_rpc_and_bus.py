@@ -19,6 +19,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
+from controller.types import DataPath, SchemaPath
 from tests.unit.datastore.conftest import RUNNING, create, item, item_path
 
 ADD = "/core-test:add"
@@ -31,21 +32,25 @@ def add(principal: Principal, members: dict[str, object]) -> dict[str, object]:
 
 @pytest.fixture
 def with_add(registrations: Registrations) -> None:
-    registrations.rpcs[ADD] = add
+    registrations.rpcs[SchemaPath(ADD)] = add
 
 
 def test_rpc_input_and_output_are_validated(with_add: None, core: Core) -> None:
-    reply = core.invoke(ADD, '{"core-test:input": {"a": 2, "b": 3}}', Encoding.JSON, SYSTEM)
+    reply = core.invoke(
+        DataPath(ADD), '{"core-test:input": {"a": 2, "b": 3}}', Encoding.JSON, SYSTEM
+    )
     assert json.loads(reply) == {"core-test:output": {"sum": 5}}
-    reply = core.invoke(ADD, '{"core-test:add": {"a": 1}}', Encoding.JSON, SYSTEM)
+    reply = core.invoke(DataPath(ADD), '{"core-test:add": {"a": 1}}', Encoding.JSON, SYSTEM)
     assert json.loads(reply) == {"core-test:output": {"sum": 1}}
     xml = '<input xmlns="urn:example:core-test"><a>4</a></input>'
-    assert "<sum>4</sum>" in core.invoke(ADD, xml, Encoding.XML, SYSTEM)
+    assert "<sum>4</sum>" in core.invoke(DataPath(ADD), xml, Encoding.XML, SYSTEM)
     with pytest.raises(CatsError) as missing:
-        core.invoke(ADD, '{"core-test:input": {"b": 3}}', Encoding.JSON, SYSTEM)
+        core.invoke(DataPath(ADD), '{"core-test:input": {"b": 3}}', Encoding.JSON, SYSTEM)
     assert missing.value.items[0].tag == "missing-element"
     with pytest.raises(CatsError) as overflow:  # 200 + 200 does not fit the output's uint8
-        core.invoke(ADD, '{"core-test:input": {"a": 200, "b": 200}}', Encoding.JSON, SYSTEM)
+        core.invoke(
+            DataPath(ADD), '{"core-test:input": {"a": 200, "b": 200}}', Encoding.JSON, SYSTEM
+        )
     # Invalid output is the server's failure, not the client's (RFC 7950 7.14.3, RFC 8040 7).
     (error,) = overflow.value.items
     assert error.tag == "operation-failed"
@@ -59,7 +64,7 @@ def test_malformed_input_is_malformed_message(with_add: None, core: Core) -> Non
         ('<input xmlns="urn:example:core-test"><a>', Encoding.XML),
     ):
         with pytest.raises(CatsError) as caught:
-            core.invoke(ADD, document, encoding, SYSTEM)
+            core.invoke(DataPath(ADD), document, encoding, SYSTEM)
         assert caught.value.items[0].tag == "malformed-message"
 
 
@@ -67,9 +72,9 @@ def test_a_failing_handler_is_operation_failed(registrations: Registrations, cor
     def broken(principal: Principal, members: dict[str, object]) -> dict[str, object]:
         raise RuntimeError("secret detail")
 
-    core.registrations.rpcs[ADD] = broken
+    core.registrations.rpcs[SchemaPath(ADD)] = broken
     with pytest.raises(CatsError) as caught:
-        core.invoke(ADD, '{"core-test:input": {"a": 1}}', Encoding.JSON, SYSTEM)
+        core.invoke(DataPath(ADD), '{"core-test:input": {"a": 1}}', Encoding.JSON, SYSTEM)
     (error,) = caught.value.items
     assert error.tag == "operation-failed"
     assert "secret" not in error.message
@@ -78,7 +83,7 @@ def test_a_failing_handler_is_operation_failed(registrations: Registrations, cor
 def test_unknown_or_unserved_rpc_is_operation_not_supported(core: Core) -> None:
     for path in ("/core-test:nothing", ADD):
         with pytest.raises(CatsError) as caught:
-            core.invoke(path, '{"core-test:input": {"a": 1}}', Encoding.JSON, SYSTEM)
+            core.invoke(DataPath(path), '{"core-test:input": {"a": 1}}', Encoding.JSON, SYSTEM)
         assert caught.value.items[0].tag == "operation-not-supported"
 
 

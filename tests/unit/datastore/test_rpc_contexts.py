@@ -19,6 +19,7 @@ from controller.datastore.api import SYSTEM, Principal, Registrations
 from controller.datastore.contexts import Contexts
 from controller.errors import CatsError
 from controller.model import Encoding, Schema, nodes
+from controller.types import DataPath, SchemaPath
 
 ADD = "/core-test:add"
 
@@ -32,7 +33,7 @@ def add(principal: Principal, members: dict[str, object]) -> dict[str, object]:
 def core(request: pytest.FixtureRequest, test_schema: Schema, tmp_path: Path) -> Iterator[Core]:
     """A core serving core-test:add with 0, 1 or 2 twin contexts."""
     registrations = Registrations()
-    registrations.rpcs[ADD] = add
+    registrations.rpcs[SchemaPath(ADD)] = add
     settings = CoreSettings(parse_contexts=int(request.param))
     with Core(test_schema, tmp_path / "state", registrations, settings=settings) as opened:
         yield opened
@@ -105,7 +106,7 @@ def test_a_tree_parsed_in_a_twin_belongs_to_the_twin(test_schema: Schema) -> Non
     ],
 )
 def test_every_json_form_of_the_input_gives_the_same_reply(core: Core, document: str) -> None:
-    reply = core.invoke(ADD, document, Encoding.JSON, SYSTEM)
+    reply = core.invoke(DataPath(ADD), document, Encoding.JSON, SYSTEM)
     assert json.loads(reply) == {"core-test:output": {"sum": 5}}
 
 
@@ -122,7 +123,7 @@ def test_every_json_form_of_the_input_gives_the_same_reply(core: Core, document:
 )
 def test_bad_json_input_is_refused_with_the_proper_tag(core: Core, document: str, tag: str) -> None:
     with pytest.raises(CatsError) as caught:
-        core.invoke(ADD, document, Encoding.JSON, SYSTEM)
+        core.invoke(DataPath(ADD), document, Encoding.JSON, SYSTEM)
     assert caught.value.items[0].tag == tag
 
 
@@ -136,14 +137,16 @@ def test_concurrent_invocations_answer_each_their_own(core: Core) -> None:
             a = (offset * 7 + number) % 100
             if number % 5 == 0:
                 try:
-                    core.invoke(ADD, f'{{"core-test:input": {{"b": {a}}}}}', Encoding.JSON, SYSTEM)
+                    core.invoke(
+                        DataPath(ADD), f'{{"core-test:input": {{"b": {a}}}}}', Encoding.JSON, SYSTEM
+                    )
                     wrong.append(f"missing a accepted ({offset}, {number})")
                 except CatsError as exc:
                     if exc.items[0].tag != "missing-element":
                         wrong.append(f"{exc.items[0].tag} for a missing leaf")
                 continue
             document = f'{{"core-test:input": {{"a": {a}, "b": {offset}}}}}'
-            reply = json.loads(core.invoke(ADD, document, Encoding.JSON, SYSTEM))
+            reply = json.loads(core.invoke(DataPath(ADD), document, Encoding.JSON, SYSTEM))
             if reply != {"core-test:output": {"sum": a + offset}}:
                 wrong.append(f"{document} answered {reply}")
 

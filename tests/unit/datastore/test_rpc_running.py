@@ -15,6 +15,7 @@ from controller.datastore import rpc as operations
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation, Registrations
 from controller.errors import CatsError
 from controller.model import Encoding, Schema, nodes
+from controller.types import DataPath, SchemaPath
 
 OPERATIONS_YANG = Path(__file__).resolve().parents[2] / "yang" / "operations"
 M = "rpc-deps"
@@ -40,11 +41,11 @@ def core(schema: Schema, tmp_path: Path, answers: list[str]) -> Iterator[Core]:
     """A core whose handlers answer: reserve with nothing, span with the length, lookup with
     the last of ``answers``."""
     registrations = Registrations()
-    registrations.rpcs[RESERVE] = lambda principal, members: {}
-    registrations.rpcs[SPAN] = lambda principal, members: {
+    registrations.rpcs[SchemaPath(RESERVE)] = lambda principal, members: {}
+    registrations.rpcs[SchemaPath(SPAN)] = lambda principal, members: {
         "length": int(str(members["last"])) - int(str(members["first"]))
     }
-    registrations.rpcs[LOOKUP] = lambda principal, members: {"pool": answers[-1]}
+    registrations.rpcs[SchemaPath(LOOKUP)] = lambda principal, members: {"pool": answers[-1]}
     with Core(schema, tmp_path / "state", registrations) as opened:
         yield opened
 
@@ -54,13 +55,13 @@ def configure(core: Core, pools: list[str], max_count: int | None = None) -> Non
     value: dict[str, object] = {"pool": [{"name": name} for name in pools]}
     if max_count is not None:
         value["max-count"] = max_count
-    edit = Edit(EditOperation.REPLACE, f"/{M}:pools", json.dumps({f"{M}:pools": value}))
+    edit = Edit(EditOperation.REPLACE, DataPath(f"/{M}:pools"), json.dumps({f"{M}:pools": value}))
     core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
 
 
 def invoke(core: Core, path: str, members: dict[str, object]) -> object:
     """The output members of one JSON invocation."""
-    text = core.invoke(path, json.dumps({f"{M}:input": members}), Encoding.JSON, SYSTEM)
+    text = core.invoke(DataPath(path), json.dumps({f"{M}:input": members}), Encoding.JSON, SYSTEM)
     return json.loads(text)[f"{M}:output"] if text else {}
 
 
@@ -76,7 +77,7 @@ def test_whether_a_part_reads_running_is_decided_from_the_schema(schema: Schema)
     flags = {
         path: (op.input_reads_running, op.output_reads_running)
         for path in (RESERVE, SPAN, LOOKUP, REPORT)
-        for op in [operations.resolve(ctx, path)]
+        for op in [operations.resolve(ctx, DataPath(path))]
     }
     assert flags == {
         RESERVE: (True, False),  # leafref and must into running

@@ -18,6 +18,7 @@ from controller.datastore import Core, CoreSettings
 from controller.datastore.api import Edit, EditOperation
 from controller.datastore.plan import plan
 from controller.model import Schema
+from controller.types import DataPath, SchemaPath
 from tests.unit.datastore.conftest import RUNNING, read_json
 from tests.unit.datastore.test_local import verdict
 
@@ -30,12 +31,14 @@ MODES = [EditOperation.MERGE, EditOperation.REPLACE, EditOperation.CREATE]
 def test_the_new_shapes_are_units(test_schema: Schema) -> None:
     derived = plan(test_schema.context.cdata)
     assert f"/{M}:host" in derived.units  # top-level list
-    assert derived.units[f"/{M}:host"].carry == ("label",)  # copied with a referenced key
-    site = derived.units[f"/{M}:site"]  # nested lists belong to the outer entry
+    assert derived.units[SchemaPath(f"/{M}:host")].carry == (
+        "label",
+    )  # copied with a referenced key
+    site = derived.units[SchemaPath(f"/{M}:site")]  # nested lists belong to the outer entry
     assert {ref.leaf for ref in site.out_refs} == {"link/host", "link/pool"}
-    assert derived.units[f"/{M}:area/slot"].rivals  # list in a case
-    assert derived.units[f"/{M}:settings"].subtree
-    assert derived.units[f"/{M}:motd"].subtree
+    assert derived.units[SchemaPath(f"/{M}:area/slot")].rivals  # list in a case
+    assert derived.units[SchemaPath(f"/{M}:settings")].subtree
+    assert derived.units[SchemaPath(f"/{M}:motd")].subtree
     assert f"/{M}:capped" in derived.refused  # aggregate over the whole list
     assert f"/{M}:quota" in derived.refused  # read by that aggregate
 
@@ -46,7 +49,7 @@ def _doc(name: str, value: object) -> str:
 
 def _host(rng: random.Random) -> Edit:
     key = f"h{rng.randrange(5)}"
-    path = f"/{M}:host[name='{key}']"
+    path = DataPath(f"/{M}:host[name='{key}']")
     if rng.random() < 0.2:
         return Edit(EditOperation.REMOVE, path)
     entry: dict[str, object] = {"name": key}
@@ -63,13 +66,13 @@ def _host(rng: random.Random) -> Edit:
 
 def _site(rng: random.Random) -> Edit:  # noqa: C901
     key = rng.randrange(4)
-    path = f"/{M}:site[id='{key}']"
+    path = DataPath(f"/{M}:site[id='{key}']")
     kind = rng.random()
     if kind < 0.15:
         return Edit(EditOperation.REMOVE, path)
     if kind < 0.55:  # an edit deep inside the entry
         peer = f"x{rng.randrange(5)}"
-        link_path = f"{path}/link[peer='{peer}']"
+        link_path = DataPath(f"{path}/link[peer='{peer}']")
         if rng.random() < 0.2:
             return Edit(EditOperation.REMOVE, link_path)
         link: dict[str, object] = {"peer": peer}
@@ -86,7 +89,7 @@ def _site(rng: random.Random) -> Edit:  # noqa: C901
             link["lo"], link["hi"] = rng.randrange(5), rng.randrange(5)
         return Edit(rng.choice(MODES), link_path, _doc("link", [link]))
     if kind < 0.65:
-        member = f"{path}/member[name='m{rng.randrange(3)}']"
+        member = DataPath(f"{path}/member[name='m{rng.randrange(3)}']")
         if rng.random() < 0.4:
             return Edit(EditOperation.REMOVE, member)
         return Edit(EditOperation.MERGE, member, _doc("member", [{"name": member[-4:-2]}]))
@@ -97,7 +100,7 @@ def _site(rng: random.Random) -> Edit:  # noqa: C901
 
 
 def _pool(rng: random.Random) -> Edit:
-    path = f"/{M}:pools/pool[name='p{rng.randrange(4)}']"
+    path = DataPath(f"/{M}:pools/pool[name='p{rng.randrange(4)}']")
     if rng.random() < 0.4:
         return Edit(EditOperation.REMOVE, path)
     return Edit(EditOperation.MERGE, path, _doc("pool", [{"name": path[-4:-2]}]))
@@ -105,11 +108,11 @@ def _pool(rng: random.Random) -> Edit:
 
 def _area(rng: random.Random) -> Edit:
     if rng.random() < 0.3:
-        path = f"/{M}:area/size"
+        path = DataPath(f"/{M}:area/size")
         if rng.random() < 0.4:
             return Edit(EditOperation.REMOVE, path)
         return Edit(EditOperation.MERGE, path, _doc("size", rng.choice([1, 5, 11])))
-    path = f"/{M}:area/slot[n='{rng.randrange(4)}']"
+    path = DataPath(f"/{M}:area/slot[n='{rng.randrange(4)}']")
     if rng.random() < 0.25:
         return Edit(EditOperation.REMOVE, path)
     slot: dict[str, object] = {"n": int(path[-3]), "label": f"l{rng.randrange(3)}"}
@@ -121,22 +124,24 @@ def _area(rng: random.Random) -> Edit:
 def _top(rng: random.Random) -> Edit:  # noqa: PLR0911
     kind = rng.random()
     if kind < 0.3:
-        path = f"/{M}:motd"
+        path = DataPath(f"/{M}:motd")
         if rng.random() < 0.3:
             return Edit(EditOperation.REMOVE, path)
         return Edit(EditOperation.MERGE, path, _doc("motd", rng.choice(["hi", "x" * 25])))
     if kind < 0.7:
-        path = f"/{M}:settings/{rng.choice(['level', 'retries'])}"
+        path = DataPath(f"/{M}:settings/{rng.choice(['level', 'retries'])}")
         if rng.random() < 0.3:
             return Edit(EditOperation.REMOVE, path)
         value = rng.choice([1, 3, 5]) if path.endswith("level") else rng.choice([5, 20, 40])
         return Edit(EditOperation.MERGE, path, _doc(path.rsplit("/", 1)[1], value))
     if kind < 0.8:
-        return Edit(EditOperation.REMOVE, f"/{M}:settings")
+        return Edit(EditOperation.REMOVE, DataPath(f"/{M}:settings"))
     if kind < 0.9:
-        path = f"/{M}:capped[id='{rng.randrange(4)}']"
+        path = DataPath(f"/{M}:capped[id='{rng.randrange(4)}']")
         return Edit(EditOperation.MERGE, path, _doc("capped", [{"id": int(path[-3])}]))
-    return Edit(EditOperation.MERGE, f"/{M}:quota", _doc("quota", {"limit": rng.randrange(4)}))
+    return Edit(
+        EditOperation.MERGE, DataPath(f"/{M}:quota"), _doc("quota", {"limit": rng.randrange(4)})
+    )
 
 
 SHAPES: dict[str, Callable[[random.Random], Edit]] = {

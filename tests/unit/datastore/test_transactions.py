@@ -16,6 +16,7 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.types import DataPath
 from tests.unit.datastore.conftest import (
     RUNNING,
     TOP,
@@ -67,10 +68,12 @@ def test_merge_keeps_other_leaves_and_replace_drops_them(core: Core) -> None:
 
 def test_leaf_edit(core: Core) -> None:
     core.edit(
-        RUNNING, [Edit(EditOperation.MERGE, f"{TOP}/label", '{"core-test:label": "x"}')], SYSTEM
+        RUNNING,
+        [Edit(EditOperation.MERGE, DataPath(f"{TOP}/label"), '{"core-test:label": "x"}')],
+        SYSTEM,
     )
     assert read_json(core, f"{TOP}/label") == {"core-test:label": "x"}
-    core.edit(RUNNING, [Edit(EditOperation.DELETE, f"{TOP}/label")], SYSTEM)
+    core.edit(RUNNING, [Edit(EditOperation.DELETE, DataPath(f"{TOP}/label"))], SYSTEM)
     assert read_json(core, f"{TOP}/label") is None
 
 
@@ -79,7 +82,7 @@ def test_a_failing_second_edit_undoes_the_first(core: Core) -> None:
     error = refused(
         core,
         create(item_path(2), item(2)),
-        Edit(EditOperation.DELETE, f"{TOP}/pool[name='p2']"),
+        Edit(EditOperation.DELETE, DataPath(f"{TOP}/pool[name='p2']")),
         create(item_path(1), item(1)),
     )
     assert error.items[0].tag == "data-exists"
@@ -105,10 +108,10 @@ def test_leafref_unique_mandatory_must_range_refusals(core: Core) -> None:
 
 
 def test_deleting_a_referenced_pool_is_refused(core: Core) -> None:
-    error = refused(core, Edit(EditOperation.DELETE, f"{TOP}/pool[name='p1']"))
+    error = refused(core, Edit(EditOperation.DELETE, DataPath(f"{TOP}/pool[name='p1']")))
     assert error.items[0].tag == "data-missing"
     assert error.items[0].app_tag == "instance-required"
-    core.edit(RUNNING, [Edit(EditOperation.DELETE, f"{TOP}/pool[name='p2']")], SYSTEM)
+    core.edit(RUNNING, [Edit(EditOperation.DELETE, DataPath(f"{TOP}/pool[name='p2']"))], SYSTEM)
 
 
 def test_swapping_unique_values_in_one_transaction_is_valid(core: Core) -> None:
@@ -128,7 +131,7 @@ def test_swapping_unique_values_in_one_transaction_is_valid(core: Core) -> None:
 def test_non_local_must_falls_back_to_full_validation(core: Core) -> None:
     core.edit(
         RUNNING,
-        [Edit(EditOperation.MERGE, f"{TOP}/max-limited", '{"core-test:max-limited": 1}')],
+        [Edit(EditOperation.MERGE, DataPath(f"{TOP}/max-limited"), '{"core-test:max-limited": 1}')],
         SYSTEM,
     )
     core.edit(RUNNING, [create(f"{TOP}/limited[id='1']", {"id": 1})], SYSTEM)
@@ -139,7 +142,9 @@ def test_non_local_must_falls_back_to_full_validation(core: Core) -> None:
 
 
 def test_unknown_node_and_mismatched_value(core: Core) -> None:
-    error = refused(core, Edit(EditOperation.MERGE, f"{TOP}/nothing", '{"core-test:nothing": 1}'))
+    error = refused(
+        core, Edit(EditOperation.MERGE, DataPath(f"{TOP}/nothing"), '{"core-test:nothing": 1}')
+    )
     assert error.items[0].tag == "unknown-element"
     error = refused(core, create(item_path(5), item(6)))
     assert error.items[0].tag == "invalid-value"
@@ -158,38 +163,38 @@ def test_a_new_entry_whose_container_is_absent_under_an_existing_top(
     """The top container exists (libyang made it for its defaults), the container between
     it and the list does not: the lookup finds only an ancestor, which is "absent", not a
     path the schema lacks (a RESTCONF PUT of a first candidate was refused so)."""
-    path = f"{CANDIDATES}/candidate[csci-id='x']"
+    path = DataPath(f"{CANDIDATES}/candidate[csci-id='x']")
     value = json.dumps({f"{AS}:candidate": [{"csci-id": "x", "cs-id": "svc"}]})
     core.edit(RUNNING, [Edit(operation, path, value)], SYSTEM)
     assert read_json(core, path) == {f"{AS}:candidate": [{"csci-id": "x", "cs-id": "svc"}]}
-    error = refused(core, Edit(EditOperation.MERGE, f"{CANDIDATES}/nothing[a='1']", "{}"))
+    error = refused(core, Edit(EditOperation.MERGE, DataPath(f"{CANDIDATES}/nothing[a='1']"), "{}"))
     assert error.items[0].tag == "unknown-element"
 
 
 def test_insert_and_move_in_an_ordered_by_user_list(core: Core) -> None:
     def entry(name: str) -> Edit:
-        path = f"{TOP}/ordered[name='{name}']"
+        path = DataPath(f"{TOP}/ordered[name='{name}']")
         return Edit(EditOperation.CREATE, path, document(path, {"name": name}))
 
     core.edit(RUNNING, [entry("a"), entry("b")], SYSTEM)
     first = Edit(
         EditOperation.INSERT,
-        f"{TOP}/ordered[name='c']",
+        DataPath(f"{TOP}/ordered[name='c']"),
         document(f"{TOP}/ordered[name='c']", {"name": "c"}),
         where=InsertWhere.FIRST,
     )
     core.edit(RUNNING, [first], SYSTEM)
     move = Edit(
         EditOperation.MOVE,
-        f"{TOP}/ordered[name='a']",
+        DataPath(f"{TOP}/ordered[name='a']"),
         where=InsertWhere.AFTER,
-        point=f"{TOP}/ordered[name='b']",
+        point=DataPath(f"{TOP}/ordered[name='b']"),
     )
     core.edit(RUNNING, [move], SYSTEM)
     names = [e["name"] for e in read_top(core)["ordered"]]
     assert names == ["c", "b", "a"]
     before = names
-    bad = Edit(EditOperation.MOVE, f"{TOP}/ordered[name='c']", where=InsertWhere.LAST)
+    bad = Edit(EditOperation.MOVE, DataPath(f"{TOP}/ordered[name='c']"), where=InsertWhere.LAST)
     with pytest.raises(DatastoreError):
         core.edit(RUNNING, [bad, create(item_path(1), item(1))], SYSTEM)
     names = [e["name"] for e in read_top(core)["ordered"]]
@@ -198,11 +203,11 @@ def test_insert_and_move_in_an_ordered_by_user_list(core: Core) -> None:
 
 def test_replace_and_delete_of_the_whole_datastore(core: Core) -> None:
     whole = json.dumps({"core-test:top": {"pool": [{"name": "q"}]}})
-    core.edit(RUNNING, [Edit(EditOperation.REPLACE, "/", whole)], SYSTEM)
+    core.edit(RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), whole)], SYSTEM)
     assert read_json(core, f"{TOP}/pool[name='q']") is not None
     assert read_json(core, item_path(1)) is None
     core.edit(RUNNING, [create(item_path(3), item(3, pool="q"))], SYSTEM)
-    core.edit(RUNNING, [Edit(EditOperation.DELETE, "/")], SYSTEM)
+    core.edit(RUNNING, [Edit(EditOperation.DELETE, DataPath("/"))], SYSTEM)
     assert read_json(core, item_path(3)) is None
 
 

@@ -16,6 +16,7 @@ from controller.datastore.tree import Tree
 from controller.errors import CatsError
 from controller.model import Schema, nodes
 from controller.model.schema import Encoding
+from controller.types import DataPath
 from tests.unit.datastore.conftest import RUNNING
 
 M = "shapes-test"
@@ -54,7 +55,7 @@ def test_index_follows_inserts_unlinks_and_merges(tree: Tree) -> None:
     present = set(range(20))
     for _ in range(300):
         key = rng.randrange(30)
-        path = f"/{M}:host[name='h{key}']"
+        path = DataPath(f"/{M}:host[name='h{key}']")
         found = tree.find(path)
         assert (found is not None) == (key in present)
         assert found == nodes.find(tree.ctx, tree.first[0], path)
@@ -65,23 +66,23 @@ def test_index_follows_inserts_unlinks_and_merges(tree: Tree) -> None:
         value = json.dumps({f"{M}:host": [{"name": f"h{key}", "label": f"L{rng.randrange(3)}"}]})
         tree.merge(nodes.parse_data(tree.ctx, value, Encoding.JSON))
         present.add(key)
-        label = tree.find(f"{path}/label")
+        label = tree.find(DataPath(f"{path}/label"))
         assert label is not None
         assert nodes.value_of(label) == json.loads(value)[f"{M}:host"][0]["label"]
     assert sorted(_runs(tree)) == sorted(set(_runs(tree)))  # instances stay adjacent
-    assert tree.find(f"/{M}:pools/pool[name='p1']") is not None
-    assert tree.find(f"/{M}:motd") is not None
+    assert tree.find(DataPath(f"/{M}:pools/pool[name='p1']")) is not None
+    assert tree.find(DataPath(f"/{M}:motd")) is not None
     tree.invalidate()
-    assert {k for k in range(30) if tree.find(f"/{M}:host[name='h{k}']")} == present
+    assert {k for k in range(30) if tree.find(DataPath(f"/{M}:host[name='h{k}']"))} == present
     nodes.validate_all(tree.ctx, tree.first)
 
 
 def test_unknown_paths_are_still_refused(tree: Tree) -> None:
     with pytest.raises(CatsError) as caught:
-        tree.find(f"/{M}:host[name='h1']/no-such")
+        tree.find(DataPath(f"/{M}:host[name='h1']/no-such"))
     assert caught.value.items[0].tag == "unknown-element"
     with pytest.raises(CatsError):
-        tree.find(f"/{M}:no-such[name='x']")
+        tree.find(DataPath(f"/{M}:no-such[name='x']"))
 
 
 def test_a_large_document_parses_in_pieces_to_the_same_tree(test_schema: Schema) -> None:
@@ -119,10 +120,12 @@ def test_duplicate_top_level_entries_are_refused(
     settings = CoreSettings(incremental=incremental)
     with Core(test_schema, tmp_path, settings=settings) as core:
         with pytest.raises(CatsError) as caught:
-            core.edit(RUNNING, [Edit(EditOperation.REPLACE, "/", document)], SYSTEM)
+            core.edit(RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), document)], SYSTEM)
         assert "Duplicate instance" in caught.value.items[0].message
         hosts.pop()
         core.edit(
-            RUNNING, [Edit(EditOperation.REPLACE, "/", json.dumps({f"{M}:host": hosts}))], SYSTEM
+            RUNNING,
+            [Edit(EditOperation.REPLACE, DataPath("/"), json.dumps({f"{M}:host": hosts}))],
+            SYSTEM,
         )
         core.validate(RUNNING)

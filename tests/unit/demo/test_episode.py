@@ -20,8 +20,9 @@ def test_b_is_at_ss2_behind_cf2_and_c_at_ss3_behind_cf3_on_the_sites_twin_addres
         "C": ("SS3", "188.3.67.4", "csma-ss3", "127.3.67.4"),
     }
     assert episode.instance_args(episode.BY_LETTER["C"], 40002)[1:3] == [
-        "--listen", "127.3.67.4:40002",
-    ]  # fmt: skip
+        "--listen",
+        "127.3.67.4:40002",
+    ]
 
 
 def test_each_site_csma_holds_its_candidates_reuse_keys_and_admits_the_c_ps() -> None:
@@ -32,8 +33,11 @@ def test_each_site_csma_holds_its_candidates_reuse_keys_and_admits_the_c_ps() ->
     (instance,) = config["instances"]
     assert instance["csci-id"] == LOCATORS["C"]
     assert sorted(s["reuse-key"] for s in instance["state"]) == [
-        "ctx", "docs-core", "docs-extra", "plan",
-    ]  # fmt: skip
+        "ctx",
+        "docs-core",
+        "docs-extra",
+        "plan",
+    ]
     (b,) = episode.csma_agent_config(ss2, "pw", LOCATORS)["instances"]
     assert sorted(s["reuse-key"] for s in b["state"]) == ["docs-core", "docs-extra"]
 
@@ -43,28 +47,36 @@ def test_the_c_ps_reaches_each_candidate_through_its_sites_csma_and_attaches_it(
     netconf = {"SS2": 8302, "SS3": 8303}
     document = episode.with_agent_selection(seed, netconf, "pw", LOCATORS)
     candidates = document[f"{AS}:agent-selection"]["candidates"]["candidate"]
-    routes = {c["csci-id"]: (c["c-sma"]["name"], c["c-sma"]["port"], c["egress-forwarder"])
-              for c in candidates}  # fmt: skip
-    assert routes == {LOCATORS["B"]: ("csma-ss2", 8302, "188.3.67.3"),
-                      LOCATORS["C"]: ("csma-ss3", 8303, "188.3.67.4")}  # fmt: skip
+    routes = {
+        c["csci-id"]: (c["c-sma"]["name"], c["c-sma"]["port"], c["egress-forwarder"])
+        for c in candidates
+    }
+    assert routes == {
+        LOCATORS["B"]: ("csma-ss2", 8302, "188.3.67.3"),
+        LOCATORS["C"]: ("csma-ss3", 8303, "188.3.67.4"),
+    }
     attached = document[f"{SM}:csci-attachments"]["attachment"]
     assert [(a["csci-id"], a["egress"]) for a in attached] == [
-        ("x", "e"), (LOCATORS["B"], "188.3.67.3"), (LOCATORS["C"], "188.3.67.4"),
-    ]  # fmt: skip
+        ("x", "e"),
+        (LOCATORS["B"], "188.3.67.3"),
+        (LOCATORS["C"], "188.3.67.4"),
+    ]
 
 
 def test_each_agent_advertises_what_it_would_under_its_own_user() -> None:
     sent = episode.advertisements(0.0, LOCATORS, {"B": 0.05})
     assert [(a.user, a.operation) for a in sent] == [
-        ("csma-ss2", "advertise-capability"), ("csma-ss3", "advertise-capability"),
+        ("csma-ss2", "advertise-capability"),
+        ("csma-ss3", "advertise-capability"),
         ("cnma", "advertise-forwarding-view"),
-    ]  # fmt: skip
+    ]
     b_capability = sent[0].members["candidate"][0]
     assert b_capability["csci-id"] == LOCATORS["B"]
     assert b_capability["computing"]["accelerator"]["free-capacity"] == "0.6000"
     assert b_capability["computing"]["accelerator"]["source"] == "csma-ss2"
-    paths = {c["csci-id"]: c["path-set"]["path"][0]["delay"]["p95"]
-             for c in sent[2].members["candidate"]}  # fmt: skip
+    paths = {
+        c["csci-id"]: c["path-set"]["path"][0]["delay"]["p95"] for c in sent[2].members["candidate"]
+    }
     assert paths == {LOCATORS["B"]: "50.000", LOCATORS["C"]: "400.000"}
 
 

@@ -13,9 +13,15 @@ ONE, THREE = "127.3.67.3:20067", "127.3.67.4:20069"
 
 def candidate(csci: str, ct: str, delay: str, tst: str, rank: int) -> dict[str, Any]:
     return {
-        "csci-id": csci, "egress": "188.3.67.4", "gas": 600, "computing-time": ct,
-        "network-delay": delay, "total-service-time": tst, "score": "0", "rank": rank,
-    }  # fmt: skip
+        "csci-id": csci,
+        "egress": "188.3.67.4",
+        "gas": 600,
+        "computing-time": ct,
+        "network-delay": delay,
+        "total-service-time": tst,
+        "score": "0",
+        "rank": rank,
+    }
 
 
 def reply(**changes: Any) -> dict[str, Any]:

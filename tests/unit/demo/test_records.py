@@ -28,44 +28,98 @@ ANNOUNCED = [
 
 
 def candidates() -> list[Json]:
-    b = {"forwarding": {"expected-time": "400.0"}, "computing": {"expected-time": "600.0"},
-         "state-bytes": "7500000000", "transfer-time": "3008.4", "recompute-time": "132000.0",
-         "state-cost": "3008.4", "suitability": "-1.30084"}  # fmt: skip
-    c = {"forwarding": {"expected-time": "400.0"}, "computing": {"expected-time": "750.0"},
-         "state-bytes": "0", "transfer-time": "0.0", "recompute-time": "0.0",
-         "state-cost": "0.0", "suitability": "-1.15"}  # fmt: skip
+    b = {
+        "forwarding": {"expected-time": "400.0"},
+        "computing": {"expected-time": "600.0"},
+        "state-bytes": "7500000000",
+        "transfer-time": "3008.4",
+        "recompute-time": "132000.0",
+        "state-cost": "3008.4",
+        "suitability": "-1.30084",
+    }
+    c = {
+        "forwarding": {"expected-time": "400.0"},
+        "computing": {"expected-time": "750.0"},
+        "state-bytes": "0",
+        "transfer-time": "0.0",
+        "recompute-time": "0.0",
+        "state-cost": "0.0",
+        "suitability": "-1.15",
+    }
     return [{"csci-id": B, "valuation": b}, {"csci-id": C, "valuation": c}]
 
 
 def session() -> Json:
-    change = {"from": C, "to": B, "cost": "3008.4", "gain": "-1.5084", "gain-time": "1.5",
-              "horizon-steps": 10}  # fmt: skip
+    change = {
+        "from": C,
+        "to": B,
+        "cost": "3008.4",
+        "gain": "-1.5084",
+        "gain-time": "1.5",
+        "horizon-steps": 10,
+    }
     common = {"eligible": [B, C], "selected": C, "candidate": candidates(), "turn-id": 1}
     return {
         "session-id": "s-episode",
         "state": "running",
         "current-commitment": "cm-s-episode-1",
         "descriptor": {"working-set": {"element": [ANNOUNCED[0], ANNOUNCED[1], ANNOUNCED[3]]}},
-        "commitment": [{"commitment-id": "cm-s-episode-1", "csci-id": C,
-                        "steps": {"first": 29, "last": 30}, "state": "active"}],
-        "accounting": {"turn": [{"turn-id": 1, "step": [{"step-id": 30, "budget": [
-            {"dimension": f"{AS}:time", "consumed": "4600.0"},
-            {"dimension": f"{AS}:tokens", "consumed": "2400.0"}]}]}]},
-        "decision-record": [
-            {**common, "record-id": "1", "step-id": 29,
-             "decision-point": f"{AS}:dp1-session-admission", "outcome": f"{AS}:move",
-             "change": {"to": C, "cost": "0.0"}},
-            {**common, "record-id": "2", "step-id": 30, "trigger": f"{AS}:t1-step-boundary",
-             "outcome": f"{AS}:keep", "change": change,
-             "stability": {"applied": True, "step-in-flight": False}},
-            {**common, "record-id": "3", "step-id": 30, "trigger": f"{AS}:t8-tail-event",
-             "outcome": f"{AS}:keep", "change": change,
-             "stability": {"applied": False, "step-in-flight": True},
-             "fallback-rung": f"{AS}:degrade-within-class",
-             "degradation-applied": [f"{AS}:truncated-working-set"],
-             "invalidation": {"condition": f"{AS}:step-overrun", "acted-on": True}},
+        "commitment": [
+            {
+                "commitment-id": "cm-s-episode-1",
+                "csci-id": C,
+                "steps": {"first": 29, "last": 30},
+                "state": "active",
+            }
         ],
-    }  # fmt: skip
+        "accounting": {
+            "turn": [
+                {
+                    "turn-id": 1,
+                    "step": [
+                        {
+                            "step-id": 30,
+                            "budget": [
+                                {"dimension": f"{AS}:time", "consumed": "4600.0"},
+                                {"dimension": f"{AS}:tokens", "consumed": "2400.0"},
+                            ],
+                        }
+                    ],
+                }
+            ]
+        },
+        "decision-record": [
+            {
+                **common,
+                "record-id": "1",
+                "step-id": 29,
+                "decision-point": f"{AS}:dp1-session-admission",
+                "outcome": f"{AS}:move",
+                "change": {"to": C, "cost": "0.0"},
+            },
+            {
+                **common,
+                "record-id": "2",
+                "step-id": 30,
+                "trigger": f"{AS}:t1-step-boundary",
+                "outcome": f"{AS}:keep",
+                "change": change,
+                "stability": {"applied": True, "step-in-flight": False},
+            },
+            {
+                **common,
+                "record-id": "3",
+                "step-id": 30,
+                "trigger": f"{AS}:t8-tail-event",
+                "outcome": f"{AS}:keep",
+                "change": change,
+                "stability": {"applied": False, "step-in-flight": True},
+                "fallback-rung": f"{AS}:degrade-within-class",
+                "degradation-applied": [f"{AS}:truncated-working-set"],
+                "invalidation": {"condition": f"{AS}:step-overrun", "acted-on": True},
+            },
+        ],
+    }
 
 
 def record(found: Json, name: str) -> Json:
@@ -97,8 +151,16 @@ def test_the_valuation_table_shows_transfer_against_recompute() -> None:
     lines = records.valuation_table(record(session(), "t1-step-boundary"), {B: 0.6, C: 0.2}, NAMES)
     (b_row,) = [line for line in lines if line.strip().startswith("B ")]
     assert [cell.strip() for cell in b_row.split("|")] == [
-        "B", "0.6", "400", "600", "7.5 GB", "3008.4", "132000", "3008.4", "-1.30084",
-    ]  # fmt: skip
+        "B",
+        "0.6",
+        "400",
+        "600",
+        "7.5 GB",
+        "3008.4",
+        "132000",
+        "3008.4",
+        "-1.30084",
+    ]
     assert any(line.strip().startswith("C (selected)") for line in lines)
 
 
@@ -141,18 +203,24 @@ def test_the_working_set_is_named_by_the_announced_elements() -> None:
     shown = session()["descriptor"]["working-set"]["element"]
     handles = [e | {"reuse-key": f"rk-{i}"} for i, e in enumerate(shown)]  # as the C-PS shows
     assert records.named(handles, ANNOUNCED) == ["ctx", "docs-core", "plan"]
-    lines = records.working_set_lines({"descriptor": {"working-set": {"element": handles}}},
-                                      ANNOUNCED)  # fmt: skip
+    lines = records.working_set_lines(
+        {"descriptor": {"working-set": {"element": handles}}}, ANNOUNCED
+    )
     (extra,) = [line for line in lines if "docs-extra" in line]
     assert extra.split("|")[-1].strip() == "left behind"
 
 
 def test_the_rule_must_be_the_commitment_in_force_and_active() -> None:
     found = session()
-    rule = {"commitment-id": "cm-s-episode-1", "cs-id": "agent", "csci-id": C,
-            "egress-forwarder": "188.3.67.4", "lifetime": 600,
-            "match": {"session-id": "s-episode", "first-step": 29, "last-step": 30},
-            "counters": {"state": "active"}}  # fmt: skip
+    rule = {
+        "commitment-id": "cm-s-episode-1",
+        "cs-id": "agent",
+        "csci-id": C,
+        "egress-forwarder": "188.3.67.4",
+        "lifetime": 600,
+        "match": {"session-id": "s-episode", "first-step": 29, "last-step": 30},
+        "counters": {"state": "active"},
+    }
     assert records.rule_problems([rule], found, "188.3.67.4") == []
     assert records.rule_row(rule, NAMES)[2:4] == ["s-episode steps 29-30", f"C {C}"]
     failed = rule | {"counters": {"state": "failed"}, "egress-forwarder": "188.3.67.3"}

@@ -5,8 +5,11 @@ from __future__ import annotations
 from controller.demo.steer import Landing, landing_problems, landing_rows
 
 ONE, THREE = "127.3.67.3:20067", "127.3.67.4:20069"
-LABELS = {ONE: "SCI-1 188.3.67.3:67", "127.3.67.3:20068": "SCI-2 188.3.67.3:68",
-          THREE: "SCI-3 188.3.67.4:69"}  # fmt: skip
+LABELS = {
+    ONE: "SCI-1 188.3.67.3:67",
+    "127.3.67.3:20068": "SCI-2 188.3.67.3:68",
+    THREE: "SCI-3 188.3.67.4:69",
+}
 NOTHING = {"ars-1a": 0, "ars-1b": 0, "vrs-2a": 0, "ars-3a": 0, "ars-3b": 0}
 
 

@@ -18,8 +18,10 @@ from controller.model import Encoding, InstanceKind, Schema
 def test_each_sci_listens_on_the_loopback_twin_of_its_draft_locator() -> None:
     sci3 = t.BY_LABEL["SCI-3"]
     assert (sci3.draft_csci_id, sci3.address, sci3.preferred_port) == (
-        "188.3.67.4:69", "127.3.67.4", 20069,
-    )  # fmt: skip
+        "188.3.67.4:69",
+        "127.3.67.4",
+        20069,
+    )
     assert sci3.csci_id(20069) == "127.3.67.4:20069"
 
 
@@ -55,8 +57,10 @@ def test_the_cps_seed_attaches_each_csci_id_at_its_draft_egress() -> None:
     seed = t.cps_seed({"admin": "$6$x"}, ids, heartbeat=2)
     attachments = seed[f"{t.SM}:csci-attachments"]["attachment"]
     assert {a["csci-id"]: a["egress"] for a in attachments} == {
-        "127.3.67.3:20067": t.CF2, "127.3.67.3:20068": t.CF2, "127.3.67.4:20069": t.CF3,
-    }  # fmt: skip
+        "127.3.67.3:20067": t.CF2,
+        "127.3.67.3:20068": t.CF2,
+        "127.3.67.4:20069": t.CF3,
+    }
 
 
 @pytest.mark.parametrize("argv", [["--only", "AX"], ["--congested-delay", "1"]])

@@ -19,10 +19,13 @@ def service(cs_id: str = "ARS", csci_id: str | None = A, **more: Any) -> dict[st
 
 def rule(commitment: str, csci_id: str = B, **more: Any) -> dict[str, Any]:
     found: dict[str, Any] = {
-        "commitment-id": commitment, "cs-id": "ARS", "csci-id": csci_id,
-        "egress-forwarder": "egress-1", "lifetime": 60,
+        "commitment-id": commitment,
+        "cs-id": "ARS",
+        "csci-id": csci_id,
+        "egress-forwarder": "egress-1",
+        "lifetime": 60,
         "match": {"session-id": "s1"},
-    }  # fmt: skip
+    }
     found.update(more)
     return found
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agents.cnma.fields import ConfigError, Table
+from agents.common.config import ConfigError, Table
 from agents.forwarder.config import Role, load_config, parse_config, with_overrides
 from agents.forwarder.values import Locator
 

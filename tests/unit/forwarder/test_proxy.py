@@ -21,8 +21,11 @@ def test_the_service_header_and_the_step_attribution() -> None:
     )
     request = found.request
     assert (request.cs_id, request.session_id, request.turn_id, request.step_id) == (
-        "ARS", "agent-1", 2, 30,
-    )  # fmt: skip
+        "ARS",
+        "agent-1",
+        2,
+        30,
+    )
     assert (found.path, request.source, request.source_port) == ("/infer", "10.0.0.7", 50000)
 
 

@@ -69,8 +69,10 @@ def test_routes() -> None:
     assert route(entry, "ARS", {}, {}).base_url == "http://192.0.2.10:8800"
     tunnelled = route(entry, "ARS", tunnels, {})
     assert (tunnelled.base_url, tunnelled.csci_id, tunnelled.egress) == (
-        "http://127.0.0.1:8901", A, "egress-1",
-    )  # fmt: skip
+        "http://127.0.0.1:8901",
+        A,
+        "egress-1",
+    )
     assert route(None, "ARS", {}, defaults).base_url == "http://127.0.0.1:8800"
     refused = route(None, "ARS", {}, {})
     assert refused.base_url is None

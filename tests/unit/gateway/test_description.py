@@ -37,14 +37,20 @@ def test_the_shipped_episode_reads_as_the_draft_tells_it() -> None:
     found = load_description(EXAMPLE)
     (session,) = found.sessions
     assert (session.session_id, session.tenant, session.service_id) == (
-        "s-episode", "tenant-1", "agent")  # fmt: skip
+        "s-episode",
+        "tenant-1",
+        "agent",
+    )
     assert (session.admission.turn_id, session.admission.step_id) == (1, 29)
     (turn,) = session.turns
     (step,) = turn.steps
     assert step.step_id == 30
     (call,) = step.tool_calls
-    assert (call.endpoint, call.expected, call.elapsed) == ("192.0.2.0/24", Decimal(100),
-                                                            Decimal(4000))  # fmt: skip
+    assert (call.endpoint, call.expected, call.elapsed) == (
+        "192.0.2.0/24",
+        Decimal(100),
+        Decimal(4000),
+    )
     assert call.overran
     assert step.cost is not None
     assert step.cost.amounts == (("time", Decimal(4600)), ("tokens", Decimal(2400)))
@@ -52,7 +58,10 @@ def test_the_shipped_episode_reads_as_the_draft_tells_it() -> None:
     assert step.expect.decisions is not None
     boundary, tail = step.expect.decisions
     assert (boundary.trigger, boundary.outcome, boundary.selected) == (
-        "t1-step-boundary", "keep", "C")  # fmt: skip
+        "t1-step-boundary",
+        "keep",
+        "C",
+    )
     assert tail.degradation == ("truncated-working-set",)
     assert step.expect.working_set == ("ctx", "docs-core", "plan")
     assert session.close.send
@@ -143,8 +152,7 @@ def test_close_false_leaves_the_session_open_and_prefixed_identities_are_read() 
 def test_a_pause_reads_its_seconds_working_set_and_expectation() -> None:
     document = example()
     step = document["sessions"][0]["turns"][0]["steps"][0]
-    step["pause"] = {"seconds": 0.5, "working-set": {"element": []},
-                     "expect": {"state": "running"}}  # fmt: skip
+    step["pause"] = {"seconds": 0.5, "working-set": {"element": []}, "expect": {"state": "running"}}
     (parsed,) = parse_description(document, "d.json").sessions
     pause = parsed.turns[0].steps[0].pause
     assert pause is not None

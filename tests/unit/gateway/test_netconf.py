@@ -19,22 +19,31 @@ def test_the_filter_selects_one_session_by_its_key() -> None:
     top = session_filter("s-1")
     assert etree.QName(top).namespace == NAMESPACE
     assert [etree.QName(e).localname for e in top.iter()] == [
-        "agent-selection", "sessions", "session", "session-id"]  # fmt: skip
+        "agent-selection",
+        "sessions",
+        "session",
+        "session-id",
+    ]
     assert top.findtext(f".//{{{NAMESPACE}}}session-id") == "s-1"
 
 
 def test_a_session_in_data_reads_as_the_restconf_client_reads_it(schema: Schema) -> None:
-    inner = (f'<agent-selection xmlns="{NAMESPACE}"><sessions><session>'
-             "<session-id>s-1</session-id><tenant>t</tenant><service-id>agent</service-id>"
-             "<state>running</state><decision-record><record-id>1</record-id>"
-             "<outcome>keep</outcome><selected>C</selected></decision-record>"
-             "</session></sessions></agent-selection>")  # fmt: skip
+    inner = (
+        f'<agent-selection xmlns="{NAMESPACE}"><sessions><session>'
+        "<session-id>s-1</session-id><tenant>t</tenant><service-id>agent</service-id>"
+        "<state>running</state><decision-record><record-id>1</record-id>"
+        "<outcome>keep</outcome><selected>C</selected></decision-record>"
+        "</session></sessions></agent-selection>"
+    )
     found = session_of(schema.context.cdata, data(inner))
     assert found is not None
     assert (found["session-id"], found["state"]) == ("s-1", "running")
     (record,) = found["decision-record"]
     assert (record["record-id"], record["outcome"], record["selected"]) == (
-        "1", "ietf-cats-agent-selection:keep", "C")  # fmt: skip
+        "1",
+        "ietf-cats-agent-selection:keep",
+        "C",
+    )
 
 
 def test_empty_data_is_no_session_and_foreign_data_is_refused(schema: Schema) -> None:

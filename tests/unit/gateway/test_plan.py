@@ -16,8 +16,11 @@ NOW = 1_800_000_000.0
 def requests_of(document: Json) -> list[tuple[str, str, Json]]:
     """(stage label, operation, input) of every request, in order."""
     (session,) = plan(parse_description(document, "d.json"))
-    return [(stage.label, e.operation, e.input(NOW))
-            for stage in session.stages for e in stage.exchanges]  # fmt: skip
+    return [
+        (stage.label, e.operation, e.input(NOW))
+        for stage in session.stages
+        for e in stage.exchanges
+    ]
 
 
 def test_the_episode_admits_announces_step_30_reports_the_overrun_and_the_cost() -> None:
@@ -30,21 +33,37 @@ def test_the_episode_admits_announces_step_30_reports_the_overrun_and_the_cost()
         ("close (completed)", "close-session"),
     ]
     admitted = found[0][2]["descriptor"]
-    assert {k: admitted[k] for k in ("service-id", "session-id", "tenant", "turn-id", "step-id")} \
-        == {"service-id": "agent", "session-id": "s-episode", "tenant": "tenant-1",
-            "turn-id": 1, "step-id": 29}  # fmt: skip
+    assert {
+        k: admitted[k] for k in ("service-id", "session-id", "tenant", "turn-id", "step-id")
+    } == {
+        "service-id": "agent",
+        "session-id": "s-episode",
+        "tenant": "tenant-1",
+        "turn-id": 1,
+        "step-id": 29,
+    }
     assert "trigger" not in found[0][2]  # admission: DP1
-    assert found[1][2] == {"session-id": "s-episode", "turn-id": 1, "step-id": 30,
-                           "boundary": "step-start", "at": "2027-01-15T08:00:00.000Z"}  # fmt: skip
+    assert found[1][2] == {
+        "session-id": "s-episode",
+        "turn-id": 1,
+        "step-id": 30,
+        "boundary": "step-start",
+        "at": "2027-01-15T08:00:00.000Z",
+    }
     notice = found[2][2]
     assert (notice["reporter"], notice["condition"]) == (GATEWAY, f"{AS}:step-overrun")
-    assert notice["step-progress"] == {"elapsed": "4000", "expected": "100",
-                                       "endpoint": "192.0.2.0/24", "remaining": "2000"}  # fmt: skip
+    assert notice["step-progress"] == {
+        "elapsed": "4000",
+        "expected": "100",
+        "endpoint": "192.0.2.0/24",
+        "remaining": "2000",
+    }
     charged = found[3][2]
     assert charged["report-id"] == "s-episode/turn-1/step-30"  # a retry is charged once
     assert charged["consumption"] == [
         {"dimension": f"{AS}:time", "amount": "4600"},
-        {"dimension": f"{AS}:tokens", "amount": "2400"}]  # fmt: skip
+        {"dimension": f"{AS}:tokens", "amount": "2400"},
+    ]
     assert found[4][2]["reason"] == "completed"
 
 
@@ -66,22 +85,27 @@ def test_a_revised_step_is_submitted_at_t1_before_its_boundary_with_the_whole_de
     session["turns"].append({"turn-id": 2, "start": True, "cost": {"cost": 0.5, "currency": "EUR"}})
     found = requests_of(document)
     labels = [(label, op) for label, op, _ in found]
-    assert labels[1:3] == [("turn 1 step 30", "submit-descriptor"),
-                           ("turn 1 step 30", "step-boundary")]  # fmt: skip
+    assert labels[1:3] == [
+        ("turn 1 step 30", "submit-descriptor"),
+        ("turn 1 step 30", "step-boundary"),
+    ]
     revised = found[1][2]
     assert revised["trigger"] == f"{AS}:t1-step-boundary"
     assert revised["descriptor"]["capability-tier"] == "large"
     assert revised["descriptor"]["remaining-horizon"] == 40  # kept from the session's content
     assert [e["reuse-key"] for e in revised["descriptor"]["working-set"]["element"]] == ["ctx"]
     assert found[2][2]["working-set"] == step["working-set"]
-    assert labels[5:] == [("pause after step 30", "step-boundary"),
-                          ("wake-up after step 30", "step-boundary"),
-                          ("turn 2 start", "step-boundary"),
-                          ("turn 2 end", "accounting-feedback"),
-                          ("close (completed)", "close-session")]  # fmt: skip
+    assert labels[5:] == [
+        ("pause after step 30", "step-boundary"),
+        ("wake-up after step 30", "step-boundary"),
+        ("turn 2 start", "step-boundary"),
+        ("turn 2 end", "accounting-feedback"),
+        ("close (completed)", "close-session"),
+    ]
     assert [found[i][2]["boundary"] for i in (5, 6, 7)] == ["pause", "wake-up", "turn-start"]
     assert found[8][2]["consumption"] == [
-        {"dimension": f"{AS}:cost", "amount": "0.5", "currency": "EUR"}]  # fmt: skip
+        {"dimension": f"{AS}:cost", "amount": "0.5", "currency": "EUR"}
+    ]
     assert (found[8][2]["scope"], found[8][2]["report-id"]) == ("turn", "s-episode/turn-2")
     (session_plan,) = plan(parse_description(document, "d.json"))
     assert [s.sleep for s in session_plan.stages if s.sleep] == [1.5]

@@ -54,7 +54,7 @@ class FakeCps:
             }
             if trigger:
                 record["trigger"] = trigger
-            records.append(record)  # fmt: skip
+            records.append(record)
             if operation == "submit-descriptor":
                 return {"evaluation": "completed", "selected": "C", "record-id": number}
         if operation == "invalidation-notice":
@@ -74,8 +74,10 @@ def two_sessions() -> Json:
     document = example()
     session = document["sessions"][0]
     step = session["turns"][0]["steps"][0]
-    step["expect"] = {"decisions": [{"trigger": "t1-step-boundary", "selected": "C"}],
-                      "acted-on": True}  # fmt: skip
+    step["expect"] = {
+        "decisions": [{"trigger": "t1-step-boundary", "selected": "C"}],
+        "acted-on": True,
+    }
     step["pause"] = {"seconds": 2.5}
     session["admission"]["expect"] = {"decisions": [{"outcome": "keep"}]}
     second = {**session, "session-id": "s-two", "close": {"expect": {"state": "closed"}}}
@@ -97,9 +99,15 @@ def test_every_session_is_played_printed_and_checked() -> None:
     assert outcome == Outcome(0, 0), printed
     assert outcome.ok
     per_session = [op for op, m in cps.calls if _session_of(m) == "s-episode"]
-    assert per_session == ["submit-descriptor", "step-boundary", "invalidation-notice",
-                           "accounting-feedback", "step-boundary", "step-boundary",
-                           "close-session"]  # fmt: skip
+    assert per_session == [
+        "submit-descriptor",
+        "step-boundary",
+        "invalidation-notice",
+        "accounting-feedback",
+        "step-boundary",
+        "step-boundary",
+        "close-session",
+    ]
     assert slept == [2.5, 2.5]  # each session's pause
     assert "decision 2 at t1-step-boundary: keep C" in printed
     assert "excluded A: tenant-not-permitted" in printed

@@ -9,6 +9,7 @@ import pytest
 from controller.errors import ErrorType
 from controller.model import CATS_MODULES, InstanceKind, ModelError, Schema
 from controller.model.schema import SERVER_FEATURES
+from controller.types import SchemaPath
 from tests.conftest import EXAMPLES_DIR
 
 # Scenario A's first CST entry (service-metrics-op 7.1), as the example file holds it.
@@ -65,10 +66,16 @@ def test_config_kind_refuses_state(schema: Schema) -> None:
 
 
 def test_schema_paths_resolve_with_input_and_output(schema: Schema) -> None:
-    assert schema.has_schema_path("/ietf-cats-service-metrics:select-service/input/cs-id")
-    assert schema.has_schema_path("/ietf-cats-service-metrics:select-service/output/candidate")
-    assert not schema.has_schema_path("/ietf-cats-service-metrics:select-service/input/candidate")
-    assert not schema.has_schema_path("/ietf-cats-service-metrics:no-such-node")
+    assert schema.has_schema_path(
+        SchemaPath("/ietf-cats-service-metrics:select-service/input/cs-id")
+    )
+    assert schema.has_schema_path(
+        SchemaPath("/ietf-cats-service-metrics:select-service/output/candidate")
+    )
+    assert not schema.has_schema_path(
+        SchemaPath("/ietf-cats-service-metrics:select-service/input/candidate")
+    )
+    assert not schema.has_schema_path(SchemaPath("/ietf-cats-service-metrics:no-such-node"))
 
 
 def test_loading_a_missing_module_is_a_model_error() -> None:
@@ -100,7 +107,9 @@ def test_the_server_schema_enables_the_ietf_system_features() -> None:
         system = server.context.get_module("ietf-system")
         enabled = {feature.name() for feature in system.features() if feature.state()}
         assert enabled == set(SERVER_FEATURES["ietf-system"])
-        assert server.has_schema_path("/ietf-system:system/authentication/user/password")
+        assert server.has_schema_path(
+            SchemaPath("/ietf-system:system/authentication/user/password")
+        )
 
 
 def test_features_are_given_at_load_time() -> None:
@@ -111,7 +120,7 @@ def test_features_are_given_at_load_time() -> None:
     with Schema(modules=("ietf-system",)) as plain:
         system = plain.context.get_module("ietf-system")
         assert not any(feature.state() for feature in system.features())
-        assert not plain.has_schema_path("/ietf-system:system/authentication")
+        assert not plain.has_schema_path(SchemaPath("/ietf-system:system/authentication"))
 
 
 def test_unknown_features_are_model_errors() -> None:

@@ -17,6 +17,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.apply import ErrorOption, apply_edits, missing_ancestors, parent_path
+from controller.types import DataPath
 
 RUNNING = DatastoreName.RUNNING
 
@@ -44,13 +45,19 @@ class FakeCore:
 
 
 def merges(*paths: str) -> list[Edit]:
-    return [Edit(EditOperation.MERGE, path, "<x/>") for path in paths]
+    return [Edit(EditOperation.MERGE, DataPath(path), "<x/>") for path in paths]
 
 
 def run(core: FakeCore, option: ErrorOption) -> list[str]:
     with pytest.raises(CatsError) as raised:
-        apply_edits(core, RUNNING, merges("/a", "/b", "/c"), SYSTEM, session="1",  # type: ignore[arg-type]
-                    on_error=option)  # fmt: skip
+        apply_edits(
+            core,  # type: ignore[arg-type]
+            RUNNING,
+            merges("/a", "/b", "/c"),
+            SYSTEM,
+            session="1",
+            on_error=option,
+        )
     return [item.message for item in raised.value.items]
 
 
@@ -81,5 +88,5 @@ def test_missing_ancestor_is_data_missing() -> None:
 
 
 def test_parent_path() -> None:
-    assert parent_path("/m:a/b[k='x/y']/c") == "/m:a/b[k='x/y']"
-    assert parent_path("/m:a") is None
+    assert parent_path(DataPath("/m:a/b[k='x/y']/c")) == "/m:a/b[k='x/y']"
+    assert parent_path(DataPath("/m:a")) is None

@@ -20,6 +20,7 @@ from controller.datastore.api import (
 )
 from controller.model import Schema
 from controller.netconf.confirmed import Actor, CommitParams, ConfirmedCommits
+from controller.types import DataPath
 
 TEST_YANG = Path(__file__).resolve().parents[2] / "yang"
 OWNER = Actor(3, "alice")
@@ -41,11 +42,13 @@ def core(schema: Schema, tmp_path: Path) -> Iterator[Core]:
 
 def label(value: str) -> Edit:
     document = json.dumps({"core-test:top": {"label": value}})
-    return Edit(EditOperation.MERGE, "/core-test:top", document)
+    return Edit(EditOperation.MERGE, DataPath("/core-test:top"), document)
 
 
 def running_label(core: Core) -> str:
-    request = ReadRequest(DatastoreName.RUNNING, "/core-test:top/label", content=Content.CONFIG)
+    request = ReadRequest(
+        DatastoreName.RUNNING, DataPath("/core-test:top/label"), content=Content.CONFIG
+    )
     document = core.read(request, SYSTEM).document or "{}"
     return str(json.loads(document).get("core-test:label"))
 

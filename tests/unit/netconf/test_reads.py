@@ -32,6 +32,7 @@ from controller.model.paths import PathResolver
 from controller.netconf.narrow import key_values, narrow
 from controller.netconf.reads import Filter, Reads
 from controller.netconf.subtree import subtree_filter
+from controller.types import DataPath
 
 TEST_YANG = Path(__file__).resolve().parents[2] / "yang"
 RC = "urn:example:rc-test"
@@ -90,7 +91,7 @@ def schema() -> Iterator[Schema]:
 def core(schema: Schema, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
     state = tmp_path_factory.mktemp("reads") / "state"
     with Core(schema, state) as opened:
-        opened.edit(RUNNING, [Edit(EditOperation.MERGE, "/", json.dumps(SEED))], SYSTEM)
+        opened.edit(RUNNING, [Edit(EditOperation.MERGE, DataPath("/"), json.dumps(SEED))], SYSTEM)
         yield opened
 
 

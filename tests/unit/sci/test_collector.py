@@ -21,9 +21,11 @@ def _call(
         seen["status"] = status
 
     environ = {
-        "PATH_INFO": path, "REQUEST_METHOD": method,
-        "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body),
-    }  # fmt: skip
+        "PATH_INFO": path,
+        "REQUEST_METHOD": method,
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+    }
     out = b"".join(app(environ, start_response))
     return seen["status"], out
 

@@ -25,10 +25,17 @@ from tests.conftest import EXAMPLES_DIR
 CONFIG = parse_config(json.loads((EXAMPLES_DIR / "sci-config.data.json").read_text()))
 CT = ComputingTime(6.0, "load-weighted-mean", 10_000.0, 6.0, 3.2, 14.8, 95.0, 9.5, 120)
 METRICS = InstanceMetrics(
-    collected_at=1_796_000_000.0, cpu=41.5, memory=58.0, queue_depth=2,
-    response_time_ms=5.6, response_time_p95_ms=8.9, throughput=180.0, error_rate=0.1,
-    active_sessions=75, load_average=3.2,
-)  # fmt: skip
+    collected_at=1_796_000_000.0,
+    cpu=41.5,
+    memory=58.0,
+    queue_depth=2,
+    response_time_ms=5.6,
+    response_time_p95_ms=8.9,
+    throughput=180.0,
+    error_rate=0.1,
+    active_sessions=75,
+    load_average=3.2,
+)
 DETAILS = (
     InstanceDetail(SiId("ars-1"), Health.HEALTHY, 375, 300, 75, METRICS),
     InstanceDetail(SiId("ars-2"), Health.HEALTHY, 375, 330, 45, None),
@@ -67,9 +74,13 @@ def test_every_estimator_validates(schema: Schema, estimator: str) -> None:
 def test_unknown_computing_time_and_all_unhealthy_event(schema: Schema) -> None:
     down = tuple(replace(d, health=Health.UNHEALTHY, available_slots=0) for d in DETAILS)
     content = replace(
-        CONTENT, kind="event", triggers=frozenset({"all-instances-unhealthy"}), gas=0,
-        computing_time=None, instances=down,
-    )  # fmt: skip
+        CONTENT,
+        kind="event",
+        triggers=frozenset({"all-instances-unhealthy"}),
+        gas=0,
+        computing_time=None,
+        instances=down,
+    )
     members = build_report(CONFIG, content)
     _valid(schema, members)
     assert "computing-time" not in members

@@ -49,9 +49,13 @@ class Built:
         return found
 
     def report(
-        self, *entries: Json, sender: Principal = SSMA, kind: str | None = None,
-        site: str | None = None, sequence: int | None = None,
-    ) -> Json:  # fmt: skip
+        self,
+        *entries: Json,
+        sender: Principal = SSMA,
+        kind: str | None = None,
+        site: str | None = None,
+        sequence: int | None = None,
+    ) -> Json:
         found = self.members(sequence, kind, site)
         if entries:
             found["entry"] = list(entries)
@@ -86,8 +90,15 @@ class Built:
 
 
 def entry(csci: str, gas: int = 100, ct: str = "5", **extra: Any) -> Json:
-    return {"cs-id": "ARS", "csci-id": csci, "gas": gas, "computing-time": ct,
-            "health": "healthy", "egress": "188.3.67.4", **extra}  # fmt: skip
+    return {
+        "cs-id": "ARS",
+        "csci-id": csci,
+        "gas": gas,
+        "computing-time": ct,
+        "health": "healthy",
+        "egress": "188.3.67.4",
+        **extra,
+    }
 
 
 def path(egress: str, delay: str) -> Json:

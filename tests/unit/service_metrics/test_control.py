@@ -44,8 +44,10 @@ def test_update_control_parses_every_leaf_with_yang_defaults() -> None:
     assert parsed.network_entry_lifetime == 40.0
     defaults = update_control({})
     assert (defaults.rate_limit, defaults.dampening.enabled, defaults.lifetime) == (
-        RateLimit(), False, 180.0,
-    )  # fmt: skip
+        RateLimit(),
+        False,
+        180.0,
+    )
 
 
 @pytest.mark.parametrize(

@@ -102,15 +102,24 @@ def test_entry_of_another_sender_is_refused_until_it_ages_out() -> None:
     reply = built.report(entry(SCI3, gas=999), entry(SCI4), sender=OTHER)
     assert reply["accepted-entries"] == 1
     assert reply["refused-entry"] == [
-        {"cs-id": "ARS", "csci-id": SCI3, "reason": f"{SM}:entry-owned-by-other-sender",
-         "detail": "held for c-sma-ss3 until 2026-11-30T10:00:05.000000Z"},
-    ]  # fmt: skip
+        {
+            "cs-id": "ARS",
+            "csci-id": SCI3,
+            "reason": f"{SM}:entry-owned-by-other-sender",
+            "detail": "held for c-sma-ss3 until 2026-11-30T10:00:05.000000Z",
+        },
+    ]
     assert built.cst()[SCI3]["gas"] == 10
     assert built.counters(OTHER)["refused-not-authorized"] == "1"
     (refused,) = built.events("report-refused")
-    assert refused == {"sender": "c-sma-ss2", "operation": "report-service-metrics",
-                       "sequence-number": "2", "reason": f"{SM}:entry-owned-by-other-sender",
-                       "entries": 1, "detail": "1 entries refused"}  # fmt: skip
+    assert refused == {
+        "sender": "c-sma-ss2",
+        "operation": "report-service-metrics",
+        "sequence-number": "2",
+        "reason": f"{SM}:entry-owned-by-other-sender",
+        "entries": 1,
+        "detail": "1 entries refused",
+    }
     built.at(5)
     assert built.report(entry(SCI3, gas=20), sender=OTHER) == {"accepted-entries": 1}
     row = built.cst()[SCI3]
@@ -190,8 +199,12 @@ def test_nst_entry_goes_stale_and_is_purged() -> None:
     built.at(10.5)
     built.service.sweep()
     (removed,) = built.events("nst-entry-changed")
-    assert removed == {"ingress": "10.0.0.1", "egress": "cf-3", "change": "removed",
-                       "previous-network-delay": "6.000"}  # fmt: skip
+    assert removed == {
+        "ingress": "10.0.0.1",
+        "egress": "cf-3",
+        "change": "removed",
+        "previous-network-delay": "6.000",
+    }
     assert built.nst() == {}
 
 
@@ -206,8 +219,9 @@ def test_nst_updates_are_announced_only_when_values_change() -> None:
     assert changes == [("added", None), ("updated", "6.000")]
     built.paths(path("cf-2", "1"), kind="full")
     assert [(e["egress"], e["change"]) for e in built.events("nst-entry-changed")] == [
-        ("cf-2", "added"), ("cf-3", "removed"),
-    ]  # fmt: skip
+        ("cf-2", "added"),
+        ("cf-3", "removed"),
+    ]
 
 
 # ---------------------------------------------------------------- refusals and the ledger (9)
@@ -223,13 +237,20 @@ def test_refused_reports_are_announced_and_change_nothing() -> None:
     built.at(20)
     with pytest.raises(CatsError):
         built.service.report_service_metrics(
-            SSMA, {"sequence-number": "5", "timestamp": "2026-11-30T10:00:00+00:00",
-                   "entry": [entry(SCI3, gas=9)]},
-        )  # fmt: skip
-    reasons = [(e["reason"], e["sequence-number"], e["entries"]) for e in
-               built.events("report-refused")]  # fmt: skip
-    assert reasons == [(f"{SM}:sequence-not-increasing", "1", 1),
-                       (f"{SM}:clock-skew-exceeded", "5", 1)]  # fmt: skip
+            SSMA,
+            {
+                "sequence-number": "5",
+                "timestamp": "2026-11-30T10:00:00+00:00",
+                "entry": [entry(SCI3, gas=9)],
+            },
+        )
+    reasons = [
+        (e["reason"], e["sequence-number"], e["entries"]) for e in built.events("report-refused")
+    ]
+    assert reasons == [
+        (f"{SM}:sequence-not-increasing", "1", 1),
+        (f"{SM}:clock-skew-exceeded", "5", 1),
+    ]
     assert built.cst()[SCI3]["gas"] == 5
     assert built.published == []
 
@@ -308,8 +329,12 @@ def test_a_network_entry_lifetime_set_later_applies_to_held_paths() -> None:
 
 def affined(built: Built) -> Json:
     built.paths(path("188.3.67.4", "6"))
-    asked = {"cs-id": "ARS", "ingress": "10.0.0.1", "session-id": "s-1",
-             "requirement": {"session-affinity": True}}  # fmt: skip
+    asked = {
+        "cs-id": "ARS",
+        "ingress": "10.0.0.1",
+        "session-id": "s-1",
+        "requirement": {"session-affinity": True},
+    }
     return built.service.select_service(Principal("cf"), asked)
 
 
@@ -321,8 +346,10 @@ def test_withdrawal_reroutes_the_affined_sessions() -> None:
     built.report(entry(SCI3, gas=0))
     (rerouted,) = built.events("session-rerouted")
     assert (rerouted["session-id"], rerouted["previous-csci-id"], rerouted["action"]) == (
-        "s-1", SCI3, "terminate",
-    )  # fmt: skip
+        "s-1",
+        SCI3,
+        "terminate",
+    )
 
 
 def test_aging_and_full_report_removal_reroute_the_affined_sessions() -> None:

@@ -71,10 +71,17 @@ def test_computing_time_under_reported_above_the_deviation() -> None:
     assert (observed(built) or {})["flag"] == [f"{SM}:computing-time-under-reported"]
 
 
-@pytest.mark.parametrize(("session", "time", "flagged"), [
-    ("s1", "12", False), ("s1", "12.001", True),  # the session's ingress: 6 + 6 ms
-    ("other", "36", False), ("other", "36.001", True),  # unknown: the farthest, 6 + 30 ms
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("session", "time", "flagged"),
+    [
+        # the session's ingress: 6 + 6 ms
+        ("s1", "12", False),
+        ("s1", "12.001", True),
+        # unknown: the farthest, 6 + 30 ms
+        ("other", "36", False),
+        ("other", "36.001", True),
+    ],
+)
 def test_the_network_delay_is_that_of_the_session_ingress(
     session: str, time: str, *, flagged: bool
 ) -> None:

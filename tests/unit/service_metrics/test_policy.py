@@ -56,8 +56,11 @@ def test_time_thresholds_and_bounds_are_in_microseconds() -> None:
             "weighted-objective": {
                 "weights": {"total-service-time": "0.5", "price": "0.5"},
                 "normalization": [
-                    {"metric": "ietf-cats-service-metrics:total-service-time", "min": "0",
-                     "max": "100"},
+                    {
+                        "metric": "ietf-cats-service-metrics:total-service-time",
+                        "min": "0",
+                        "max": "100",
+                    },
                 ],
             },
             "policy-override": {
@@ -65,7 +68,7 @@ def test_time_thresholds_and_bounds_are_in_microseconds() -> None:
                 "load-distribution": {"tst-tolerance": "1", "method": "gas-weighted"},
             },
         }
-    )  # fmt: skip
+    )
     jitter, price = merged.soft
     assert (jitter.metric, jitter.threshold) == (Metric.JITTER, 2000.0)
     assert (price.metric, price.threshold, price.penalty) == (Metric.PRICE, 9.0, 2.0)

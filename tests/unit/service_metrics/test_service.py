@@ -62,8 +62,16 @@ def cst_report(sequence: int, *entries: Json, at: float = T0) -> Json:
 
 def item(csci: str, gas: int, ct: str, price: int, cs: str = "ARS") -> Json:
     egress = csci.rsplit(":", 1)[0]
-    return {"cs-id": cs, "csci-id": csci, "gas": gas, "computing-time": ct, "price": price,
-            "health": "healthy", "egress": egress, "source": "sci"}  # fmt: skip
+    return {
+        "cs-id": cs,
+        "csci-id": csci,
+        "gas": gas,
+        "computing-time": ct,
+        "price": price,
+        "health": "healthy",
+        "egress": egress,
+        "source": "sci",
+    }
 
 
 def section7(service: ServiceMetrics, cf3: Json) -> None:
@@ -98,8 +106,10 @@ def test_scenario_a_with_delay_us_converted_exactly(service: ServiceMetrics) -> 
     assert (reply["csci-id"], reply["total-service-time"]) == ("188.3.67.4:69", "12.000")
     first, second = reply["candidate"]
     assert (first["csci-id"], first["rank"], first["total-service-time"]) == (
-        "188.3.67.4:69", 1, "12.000",
-    )  # fmt: skip
+        "188.3.67.4:69",
+        1,
+        "12.000",
+    )
     assert (second["csci-id"], second["total-service-time"]) == ("188.3.67.3:67", "13.000")
     assert "score" in first
     assert "reason" not in first

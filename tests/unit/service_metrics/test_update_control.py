@@ -90,8 +90,9 @@ def test_price_increase_within_the_window_is_held_back() -> None:
     row = built.cst()[SCI3]
     assert row["price"] == 10
     assert row["pending-price-increase"] == {
-        "price": 13, "effective-at": "2026-11-30T10:01:00.000000Z",
-    }  # fmt: skip
+        "price": 13,
+        "effective-at": "2026-11-30T10:01:00.000000Z",
+    }
     built.at(40)
     assert built.report(entry(SCI3, price=13))["dampened-entries"] == 1
     assert built.counters()["price-increases-dampened"] == "1"
@@ -144,8 +145,10 @@ def test_gas_above_capacity_is_capped_counted_and_flagged() -> None:
     assert row["observed"] == {"flag": [f"{SM}:gas-above-capacity"]}
     (added,) = built.events("cst-entry-changed")
     assert (added["change"], added["gas"], added["flag"]) == (
-        "added", 500, [f"{SM}:gas-above-capacity"],
-    )  # fmt: skip
+        "added",
+        500,
+        [f"{SM}:gas-above-capacity"],
+    )
     built.report(entry(SCI3, gas=800))
     assert built.events("cst-entry-changed") == []  # still capped to 500: nothing new
     assert built.counters()["gas-capped"] == "2"
@@ -175,8 +178,10 @@ def test_only_significant_changes_are_announced() -> None:
     built.report(entry(SCI3, gas=1060, ct="11"))  # 60 slots since the last announcement
     (updated,) = built.events("cst-entry-changed")
     assert (updated["change"], updated["gas"], updated["computing-time"]) == (
-        "updated", 1060, "11.000",
-    )  # fmt: skip
+        "updated",
+        1060,
+        "11.000",
+    )
     assert updated["changed-metric"] == [f"{SM}:gas", f"{SM}:computing-time"]
     built.report(entry(SCI3, gas=1060, ct="11", health="degraded"))
     assert [e["health"] for e in built.events("cst-entry-changed")] == ["degraded"]
@@ -195,8 +200,9 @@ def test_small_changes_are_applied_but_not_announced() -> None:
     built.report(entry(SCI3, gas=1030, ct="10.300"))  # the same values: refreshed only
     row = built.cst()[SCI3]
     assert (row["last-changed"], row["last-updated"]) == (
-        "2026-11-30T10:00:05.000000Z", "2026-11-30T10:00:07.000000Z",
-    )  # fmt: skip
+        "2026-11-30T10:00:05.000000Z",
+        "2026-11-30T10:00:07.000000Z",
+    )
     assert built.events("cst-entry-changed") == []
 
 

@@ -14,10 +14,14 @@ NS = f"urn:ietf:params:xml:ns:yang:{AS}"
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 RESERVE = f"{AS}:reserve-state"
 MEMBERS = {
-    "reservation-id": "r1", "session-id": "s-1", "tenant": "t-1", "csci-id": "B",
+    "reservation-id": "r1",
+    "session-id": "s-1",
+    "tenant": "t-1",
+    "csci-id": "B",
     "element": [{"reuse-key": "ctx", "element-class": f"{AS}:model-context-state"}],
-    "size": "7500000000", "needed-by": "2026-11-30T10:00:00Z",
-}  # fmt: skip
+    "size": "7500000000",
+    "needed-by": "2026-11-30T10:00:00Z",
+}
 
 
 def test_a_request_declares_the_prefix_of_its_identityref_values_on_the_operation(

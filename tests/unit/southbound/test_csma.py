@@ -1,4 +1,4 @@
-"""Per-target results of fanned-out C-SMA calls (STYLE 9): a failure does not stop the rest."""
+"""Per-target results of fanned-out C-SMA calls: a failure does not stop the rest."""
 
 from __future__ import annotations
 

@@ -38,9 +38,17 @@ def outcome(result: ResultKind, csci: str | None = None, egress: str | None = No
 
 
 def rule(commitment: str, csci: str = "127.0.0.1:1", **more: object) -> Entry:
-    return rule_entry({"cs-id": "ARS", "commitment-id": commitment, "csci-id": csci,
-                       "match": {"session-id": "s1", "step-id": 3},
-                       "egress-forwarder": "10.0.0.2", "lifetime": 60, **more})  # fmt: skip
+    return rule_entry(
+        {
+            "cs-id": "ARS",
+            "commitment-id": commitment,
+            "csci-id": csci,
+            "match": {"session-id": "s1", "step-id": 3},
+            "egress-forwarder": "10.0.0.2",
+            "lifetime": 60,
+            **more,
+        }
+    )
 
 
 def test_a_selected_result_is_normal_steering_with_a_stable_decision_id() -> None:
@@ -73,10 +81,22 @@ def test_fallback_results_map_to_fallback_modes() -> None:
 def test_entries_compare_by_canonical_content() -> None:
     assert rule("c1") == rule("c1", lifetime="60")  # JSON number or string: the same value
     assert rule("c1") != rule("c1", lifetime=61)
-    one = rule_entry({"commitment-id": "c", "cs-id": "ARS", "csci-id": "x",
-                      "endpoint": [{"prefix": "10.1.0.0/16"}]})  # fmt: skip
-    as_xml_reads = rule_entry({"commitment-id": "c", "cs-id": "ARS", "csci-id": "x",
-                               "endpoint": {"prefix": "10.1.0.0/16"}})  # fmt: skip
+    one = rule_entry(
+        {
+            "commitment-id": "c",
+            "cs-id": "ARS",
+            "csci-id": "x",
+            "endpoint": [{"prefix": "10.1.0.0/16"}],
+        }
+    )
+    as_xml_reads = rule_entry(
+        {
+            "commitment-id": "c",
+            "cs-id": "ARS",
+            "csci-id": "x",
+            "endpoint": {"prefix": "10.1.0.0/16"},
+        }
+    )
     assert one == as_xml_reads
 
 

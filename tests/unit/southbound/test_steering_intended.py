@@ -8,13 +8,25 @@ from controller.southbound.intended import IntendedState
 from controller.southbound.steering import service_entry
 from controller.types import CsciId, CsId, ForwarderId
 
-RULE = {"commitment-id": "s1/c1", "cs-id": "ARS", "match": {"session-id": "s1"},
-        "csci-id": "127.0.0.1:8801", "egress-forwarder": "10.0.0.2", "lifetime": 60}  # fmt: skip
+RULE = {
+    "commitment-id": "s1/c1",
+    "cs-id": "ARS",
+    "match": {"session-id": "s1"},
+    "csci-id": "127.0.0.1:8801",
+    "egress-forwarder": "10.0.0.2",
+    "lifetime": 60,
+}
 
 
 def selected(csci: str) -> Outcome:
-    return Outcome(ResultKind.SELECTED, FallbackLevel.NONE, (), complete=False,
-                   csci_id=CsciId(csci), egress=ForwarderId("10.0.0.2"))  # fmt: skip
+    return Outcome(
+        ResultKind.SELECTED,
+        FallbackLevel.NONE,
+        (),
+        complete=False,
+        csci_id=CsciId(csci),
+        egress=ForwarderId("10.0.0.2"),
+    )
 
 
 def test_an_identical_rule_changes_nothing_and_a_withdrawal_does() -> None:

@@ -28,8 +28,14 @@ from controller.southbound.session import WriteSettings, Written
 from controller.southbound.steering import Changes, Entry, EntryKey, applied, rule_entry
 from controller.types import CsciId, CsId, ForwarderId
 
-RULE = {"commitment-id": "c1", "cs-id": "ARS", "match": {"session-id": "s1"},
-        "csci-id": "127.0.0.1:8801", "egress-forwarder": "10.0.0.2", "lifetime": 60}  # fmt: skip
+RULE = {
+    "commitment-id": "c1",
+    "cs-id": "ARS",
+    "match": {"session-id": "s1"},
+    "csci-id": "127.0.0.1:8801",
+    "egress-forwarder": "10.0.0.2",
+    "lifetime": 60,
+}
 SETTINGS = PushSettings(reconcile_interval=1000.0, backoff=0.01, max_backoff=0.05)
 
 
@@ -147,9 +153,17 @@ def test_the_planner_re_evaluates_only_the_affected_pairs() -> None:
 
     def outcomes(pairs: Sequence[tuple[CsId, ForwarderId]]) -> list[Outcome]:
         asked.extend(pairs)
-        return [Outcome(ResultKind.SELECTED, FallbackLevel.NONE, (), complete=False,
-                        csci_id=CsciId(chosen.get(cs, "127.0.0.1:9")),
-                        egress=ForwarderId("10.9.9.9")) for cs, _ in pairs]  # fmt: skip
+        return [
+            Outcome(
+                ResultKind.SELECTED,
+                FallbackLevel.NONE,
+                (),
+                complete=False,
+                csci_id=CsciId(chosen.get(cs, "127.0.0.1:9")),
+                egress=ForwarderId("10.9.9.9"),
+            )
+            for cs, _ in pairs
+        ]
 
     fakes: dict[str, FakeForwarder] = {}
 
@@ -157,16 +171,21 @@ def test_the_planner_re_evaluates_only_the_affected_pairs() -> None:
         return fakes.setdefault(spec.name, FakeForwarder())
 
     common = {"address": "127.0.0.1", "username": "cps", "role": ["ingress"]}
-    running = FakeRunning({"forwarder": [
-        {"name": "a", "ingress-id": "10.0.0.1", "cs-id": ["ARS", "VRS"], **common},
-        {"name": "b", "ingress-id": "10.0.0.2", "cs-id": ["ARS"], **common},
-        {"name": "e", "role": ["egress"], "address": "127.0.0.1", "username": "cps"},
-    ]})  # fmt: skip
+    running = FakeRunning(
+        {
+            "forwarder": [
+                {"name": "a", "ingress-id": "10.0.0.1", "cs-id": ["ARS", "VRS"], **common},
+                {"name": "b", "ingress-id": "10.0.0.2", "cs-id": ["ARS"], **common},
+                {"name": "e", "role": ["egress"], "address": "127.0.0.1", "username": "cps"},
+            ]
+        }
+    )
     service = SteeringService(lambda: running, outcomes, sessions=sessions, settings=SETTINGS)
     try:
         service.refresh()  # the first evaluation is of every pair
-        assert sorted(asked) == sorted([("ARS", "10.0.0.1"), ("VRS", "10.0.0.1"),
-                                        ("ARS", "10.0.0.2")])  # fmt: skip
+        assert sorted(asked) == sorted(
+            [("ARS", "10.0.0.1"), ("VRS", "10.0.0.1"), ("ARS", "10.0.0.2")]
+        )
         service.push(timeout=5).raise_on_error()
         assert fakes["a"].running[("service", "ARS")].members["csci-id"] == "127.0.0.1:1"
         assert fakes["e"].running == {}
@@ -191,11 +210,16 @@ def test_the_planner_re_evaluates_only_the_affected_pairs() -> None:
 
 def test_rules_go_through_the_same_intended_state() -> None:
     fake = FakeForwarder()
-    running = FakeRunning({"forwarder": [
-        {"name": "e", "role": ["egress"], "address": "127.0.0.1", "username": "cps"},
-    ]})  # fmt: skip
-    service = SteeringService(lambda: running, lambda pairs: [], sessions=lambda spec: fake,
-                              settings=SETTINGS)  # fmt: skip
+    running = FakeRunning(
+        {
+            "forwarder": [
+                {"name": "e", "role": ["egress"], "address": "127.0.0.1", "username": "cps"},
+            ]
+        }
+    )
+    service = SteeringService(
+        lambda: running, lambda pairs: [], sessions=lambda spec: fake, settings=SETTINGS
+    )
     try:
         service.refresh()
         assert service.intend_rule("e", RULE)

@@ -15,7 +15,7 @@ from tools.yang_tree import pyang_command
 MODULE_FILES = sorted(YANG_DIR.glob("*@*.yang"))
 
 
-def test_the_five_modules_of_design_are_there() -> None:
+def test_the_five_cats_modules_are_there() -> None:
     assert sorted(path.name.split("@")[0] for path in MODULE_FILES) == sorted(CATS_MODULES)
 
 

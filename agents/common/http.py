@@ -1,4 +1,11 @@
-"""A threaded production HTTP server (cheroot) for a WSGI callable, owned with ``with``."""
+"""The agents' HTTP plumbing: a threaded production server (cheroot) for a WSGI callable, owned
+with ``with``, and the few WSGI helpers the SCI, the forwarder and the service instance share.
+
+:class:`HttpServer` serves the SCI's client-facing and management interfaces, the forwarder's
+data plane and the test service instance. :func:`client_headers` is what a proxying agent (the
+SCI's Dispatcher, the forwarder) passes on of a client's request: the end-to-end headers
+(RFC 9110 7.6.1: hop-by-hop ones are not forwarded) and ``X-Forwarded-For``.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,20 @@ from cheroot import wsgi
 
 LOG = logging.getLogger(__name__)
 StartResponse = Callable[..., Any]
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
@@ -85,3 +106,16 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes:
         raise ValueError(f"request body of {length} bytes exceeds {limit}")
     data: bytes = environ["wsgi.input"].read(length) if length else b""
     return data
+
+
+def client_headers(environ: dict[str, Any]) -> dict[str, str]:
+    """The request headers to pass on to the instance."""
+    headers = {
+        key[5:].replace("_", "-").title(): value
+        for key, value in environ.items()
+        if key.startswith("HTTP_") and key[5:].replace("_", "-").lower() not in HOP_BY_HOP
+    }
+    if environ.get("CONTENT_TYPE"):
+        headers["Content-Type"] = environ["CONTENT_TYPE"]
+    headers["X-Forwarded-For"] = environ.get("REMOTE_ADDR", "")
+    return headers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agents.cnma.client import errors_of, output_of
+from agents.common.restconf import errors_of, output_of
 from controller.errors import ErrorType
 
 SM = "ietf-cats-service-metrics"

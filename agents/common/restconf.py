@@ -1,9 +1,11 @@
-"""RESTCONF client of the C-NMA: one RPC per POST (RFC 8040 3.6, 4.4.2), HTTP basic auth.
+"""An agent's RESTCONF client of the C-PS: one RPC per POST (RFC 8040 3.6, 4.4.2), HTTP basic
+auth; the C-NMA, the C-SMA and the agent gateway report through it.
 
 :func:`errors_of` turns an ``ietf-restconf:errors`` body into :class:`ErrorItem` values, pure;
 :class:`RestconfTransport` is the few lines that touch the socket. A refused RPC raises
 :class:`RefusedError` with the C-PS's items; a connection that fails raises
-:class:`UnreachableError`, which the agent retries with backoff. No ``requests`` exception escapes.
+:class:`UnreachableError`, which the agent retries with backoff. No ``requests`` exception
+escapes.
 """
 
 from __future__ import annotations
@@ -13,18 +15,18 @@ from typing import Any, Protocol
 
 import requests
 
-from agents.cnma.config import CpsSettings
+from agents.common.cps import CpsSettings
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.types import Json
 
 YANG_JSON = "application/yang-data+json"
 
 
-class CnmaError(CatsError):
-    """Root of the C-NMA's errors."""
+class CpsClientError(CatsError):
+    """Root of the errors of an agent's exchanges with the C-PS."""
 
 
-class RefusedError(CnmaError):
+class RefusedError(CpsClientError):
     """The C-PS answered an RPC with errors (the RESTCONF form of rpc-error)."""
 
     def __init__(self, status: int, *items: ErrorItem) -> None:
@@ -37,7 +39,7 @@ class RefusedError(CnmaError):
         return self.items[0].tag
 
 
-class UnreachableError(CnmaError):
+class UnreachableError(CpsClientError):
     """The C-PS could not be reached (connection refused, reset or timed out)."""
 
 

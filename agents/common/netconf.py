@@ -1,18 +1,19 @@
-"""NETCONF client of the C-NMA: the same RPCs through the project's southbound peer (RFC 6241
-4.1, RFC 6242).
+"""An agent's NETCONF client of the C-PS: the same RPCs through the project's southbound peer
+(RFC 6241 4.1, RFC 6242).
 
 :class:`NetconfTransport` is :class:`controller.southbound.NetconfPeer` (a persistent ncclient
 session with reconnect and backoff) with :class:`controller.southbound.RpcCodec`, which builds
-each request from the RFC 7951 input and reads each reply through libyang, so what the C-NMA
+each request from the RFC 7951 input and reads each reply through libyang, so what the agent
 sends is schema-checked on the way out. An rpc-error or a message the schema refuses becomes
-the C-NMA's :class:`RefusedError`; no session, :class:`UnreachableError`. The host key is not
-verified (a loopback or lab C-PS); the password is the one of the RESTCONF settings.
+:class:`~agents.common.restconf.RefusedError`; no session,
+:class:`~agents.common.restconf.UnreachableError`. The host key is not verified (a loopback or
+lab C-PS); the password is the one of the RESTCONF settings.
 """
 
 from __future__ import annotations
 
-from agents.cnma.client import RefusedError, UnreachableError
-from agents.cnma.config import CpsSettings
+from agents.common.cps import CpsSettings
+from agents.common.restconf import RefusedError, UnreachableError
 from controller.errors import ErrorItem, ErrorType
 from controller.model import Schema
 from controller.southbound import (

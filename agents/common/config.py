@@ -1,9 +1,11 @@
-"""Strict typed reads of a configuration document: every refusal names its file and key.
+"""Strict typed reads of an agent's configuration document: every refusal names file and key.
 
-A :class:`Table` is one TOML table (or JSON object) with the dotted key that leads to it
-(``topology.links[2]``); its readers convert and range-check one key each and raise
-:class:`ConfigError` naming ``FILE: KEY``. ``allow`` refuses keys nobody reads, so a typo in a
-key is an error rather than a silently ignored setting.
+:func:`load_document` reads a ``.toml`` or ``.json`` file. A :class:`Table` is one TOML table
+(or JSON object) with the dotted key that leads to it (``topology.links[2]``); its readers
+convert and range-check one key each, return the type they name (or the default given) and
+raise :class:`ConfigError` naming ``FILE: KEY``, for example ``cnma.toml:
+topology.links[1].delay: expected a non-negative number, got -1``. ``allow`` refuses keys
+nobody reads, so a typo in a key is an error rather than a silently ignored setting.
 """
 
 from __future__ import annotations
@@ -15,23 +17,32 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from enum import StrEnum
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar, overload
 
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.selection.units import Micros
 
 E = TypeVar("E", bound=StrEnum)
-_MISSING: Any = object()
+D = TypeVar("D")
 _UINT32_MAX = 2**32 - 1
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/\-]*")  # cats-t:identifier
 _IDENTIFIER_MAX = 128
 _MAX_PORT = 65535
 
 
+class _Missing(Enum):
+    """The default of a required key: no default."""
+
+    MISSING = 0
+
+
+_MISSING: Final = _Missing.MISSING
+
+
 class ConfigError(CatsError):
-    """A configuration the C-NMA refuses; each item's path is ``FILE: KEY`` or ``FILE:LINE``."""
+    """A configuration an agent refuses; each item's path is ``FILE: KEY`` or ``FILE:LINE``."""
 
     @classmethod
     def at(cls, where: str, message: str) -> ConfigError:
@@ -62,7 +73,11 @@ def _is_number(value: object) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """One table of the document and the dotted key that leads to it."""
+    """One table of the document and the dotted key that leads to it.
+
+    A reader without a default refuses a missing key; with one, it returns the default
+    (whatever its type, ``None`` included) when the key is absent.
+    """
 
     values: Mapping[str, Any]
     file: str
@@ -82,21 +97,29 @@ class Table:
         if unknown:
             raise self.error(unknown[0], f"unknown key (allowed: {', '.join(sorted(names))})")
 
-    def _get(self, name: str, default: Any) -> Any:
+    def _get(self, name: str, default: object) -> Any:
         if name in self.values:
             return self.values[name]
         if default is _MISSING:
             raise self.error(name, "missing")
         return default
 
-    def text(self, name: str, default: Any = _MISSING) -> Any:
+    @overload
+    def text(self, name: str) -> str: ...
+    @overload
+    def text(self, name: str, default: D) -> str | D: ...
+    def text(self, name: str, default: object = _MISSING) -> object:
         """A non-empty string."""
         value = self._get(name, default)
         if value is not default and (not isinstance(value, str) or not value):
             raise self.error(name, f"expected a non-empty string, got {value!r}")
         return value
 
-    def integer(self, name: str, default: Any = _MISSING, maximum: int = _UINT32_MAX) -> Any:
+    @overload
+    def integer(self, name: str, *, maximum: int = ...) -> int: ...
+    @overload
+    def integer(self, name: str, default: D, maximum: int = ...) -> int | D: ...
+    def integer(self, name: str, default: object = _MISSING, maximum: int = _UINT32_MAX) -> object:
         """An integer in 0..maximum."""
         value = self._get(name, default)
         if value is default:
@@ -105,7 +128,11 @@ class Table:
             raise self.error(name, f"expected an integer 0..{maximum}, got {value!r}")
         return value
 
-    def decimal(self, name: str, default: Any = _MISSING) -> Any:
+    @overload
+    def decimal(self, name: str) -> Decimal: ...
+    @overload
+    def decimal(self, name: str, default: D) -> Decimal | D: ...
+    def decimal(self, name: str, default: object = _MISSING) -> object:
         """A non-negative number (int, float or decimal string) as a Decimal."""
         value = self._get(name, default)
         if value is default:
@@ -118,33 +145,49 @@ class Table:
             raise self.error(name, f"expected a non-negative number, got {value!r}")
         return number
 
-    def millis(self, name: str, default: Any = _MISSING) -> Any:
+    @overload
+    def millis(self, name: str) -> Micros: ...
+    @overload
+    def millis(self, name: str, default: D) -> Micros | D: ...
+    def millis(self, name: str, default: object = _MISSING) -> object:
         """Milliseconds with at most three fraction digits, as whole microseconds."""
         value = self.decimal(name, default)
-        if value is default:
+        if not isinstance(value, Decimal) or value is default:
             return value
         scaled = value * 1000
         if scaled != scaled.to_integral_value() or scaled > _UINT32_MAX:
             raise self.error(name, f"{value} ms is not a whole number of microseconds (uint32)")
         return Micros(int(scaled))
 
-    def seconds(self, name: str, default: Any = _MISSING) -> Any:
+    @overload
+    def seconds(self, name: str) -> float: ...
+    @overload
+    def seconds(self, name: str, default: D) -> float | D: ...
+    def seconds(self, name: str, default: object = _MISSING) -> object:
         """A positive duration in seconds."""
         value = self.decimal(name, default)
-        if value is default:
+        if not isinstance(value, Decimal) or value is default:
             return value
         if value <= 0:
             raise self.error(name, "expected a positive number of seconds")
         return float(value)
 
-    def boolean(self, name: str, default: Any = _MISSING) -> Any:
+    @overload
+    def boolean(self, name: str) -> bool: ...
+    @overload
+    def boolean(self, name: str, default: D) -> bool | D: ...
+    def boolean(self, name: str, default: object = _MISSING) -> object:
         """true or false."""
         value = self._get(name, default)
         if value is not default and not isinstance(value, bool):
             raise self.error(name, f"expected true or false, got {value!r}")
         return value
 
-    def choice(self, name: str, kind: type[E], default: Any = _MISSING) -> Any:
+    @overload
+    def choice(self, name: str, kind: type[E]) -> E: ...
+    @overload
+    def choice(self, name: str, kind: type[E], default: D) -> E | D: ...
+    def choice(self, name: str, kind: type[E], default: object = _MISSING) -> object:
         """One of the values of a StrEnum."""
         value = self._get(name, default)
         if value is default or isinstance(value, kind):
@@ -157,7 +200,7 @@ class Table:
 
     def forwarder(self, name: str) -> str:
         """A cats-t:forwarder-id: an IP address or an identifier."""
-        value: str = self.text(name)
+        value = self.text(name)
         try:
             return str(ipaddress.ip_address(value))
         except ValueError:
@@ -167,7 +210,7 @@ class Table:
 
     def endpoint(self, name: str) -> tuple[str, int]:
         """``host:port`` (``[v6]:port`` for an IPv6 address)."""
-        value: str = self.text(name)
+        value = self.text(name)
         host, _, port = value.rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) <= _MAX_PORT:
             raise self.error(name, f"expected host:port, got {value!r}")

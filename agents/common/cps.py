@@ -1,0 +1,63 @@
+"""Where the C-PS is and who an agent is to it: the ``[cps]`` table of an agent's configuration.
+
+The C-NMA, the C-SMA and the agent gateway report to the C-PS over RESTCONF with HTTP basic
+auth (RFC 8040), or over NETCONF on SSH with the same user and password (RFC 6241, RFC 6242)
+where the agent speaks it. :func:`parse_cps` reads the table; :func:`read_password` reads a
+password file for it or for a ``--password-file`` flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.common.config import ConfigError, Table
+
+DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"
+
+
+@dataclass(frozen=True, slots=True)
+class CpsSettings:
+    """Where the C-PS is and who the agent is to it (RESTCONF with HTTP basic auth, or
+    NETCONF over SSH with the same user and password when ``netconf`` is set)."""
+
+    url: str = DEFAULT_CPS_URL
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    timeout: float = 5.0
+    netconf: tuple[str, int] | None = None  # host, port: report over NETCONF instead
+
+
+def read_password(path: Path, where: str) -> str:
+    """The first line of a password file."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError.at(where, f"cannot read password file {path}: {exc.strerror}") from exc
+    if not lines or not lines[0]:
+        raise ConfigError.at(where, f"password file {path} is empty")
+    return lines[0]
+
+
+def parse_cps(table: Table, base: Path, *, netconf: bool = True) -> CpsSettings:
+    """The ``[cps]`` table of an agent: the C-PS's RESTCONF root, the agent's login (a
+    password, or a password file relative to ``base``), the timeout and, where the agent
+    speaks it (``netconf``), a NETCONF endpoint."""
+    names = ["url", "username", "password", "password-file", "timeout"]
+    table.allow(*names, *(["netconf"] if netconf else []))
+    if "password" in table.values and "password-file" in table.values:
+        raise table.error("password-file", "give password or password-file, not both")
+    password = table.text("password", None)
+    if "password-file" in table.values:
+        name = table.text("password-file")
+        password = read_password(base / name, f"{table.file}: {table.key('password-file')}")
+    url = table.text("url", DEFAULT_CPS_URL)
+    if not url.startswith(("http://", "https://")):
+        raise table.error("url", f"expected an http:// or https:// RESTCONF root, got {url!r}")
+    return CpsSettings(
+        url.rstrip("/"),
+        table.text("username", None),
+        password,
+        table.seconds("timeout", 5.0),
+        table.endpoint("netconf") if "netconf" in table.values else None,
+    )

@@ -1,0 +1,63 @@
+"""What the candidate and the whole-datastore operations use of the server core.
+
+The core (``core.py``) composes the candidate (``candidate.py``) and the whole-datastore
+operations (``operations.py``) and hands itself to them through these protocols, so neither
+imports ``core.py``, not even for type checking: the core satisfies both structurally.
+Everything named here runs under the core's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from controller.datastore.api import Access, DatastoreName, Edit, Principal, Revision
+from controller.datastore.stores import ConfigStore
+from controller.datastore.transaction import Txn
+from controller.types import DataPath
+
+
+class Editor(Protocol):
+    """The core's transaction entry point (RFC 6241 7.2, RFC 8040 4.4-4.6)."""
+
+    def edit(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+        test_only: bool = False,
+    ) -> Revision:
+        """Apply edits as one all-or-nothing transaction, after the session lock check."""
+        ...
+
+
+class CandidateHost(Editor, Protocol):
+    """What the candidate (RFC 6241 8.3) needs: running to copy and commit to, the access check."""
+
+    @property
+    def running(self) -> ConfigStore:
+        """The running datastore's store."""
+        ...
+
+    @property
+    def per_node(self) -> bool:
+        """Whether every node an edit touches is access-checked (RFC 8341 3.4.5)."""
+        ...
+
+    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
+        """Raise ``access-denied`` unless ``principal`` may do ``access`` at ``path``."""
+        ...
+
+
+class OperationsHost(Editor, Protocol):
+    """What the whole-datastore operations (RFC 6241 7.3, 8.4, 8.6) need of the core."""
+
+    def store(self, datastore: DatastoreName) -> ConfigStore:
+        """The configuration store a datastore name reads (candidate: its copy or running)."""
+        ...
+
+    def transaction(self, txn: Txn) -> Revision:
+        """Run one transaction past the session locks (the server's own action)."""
+        ...

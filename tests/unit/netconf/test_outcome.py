@@ -1,0 +1,47 @@
+"""controller.netconf.outcome: the caller, the outcome and the parameter readers."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from controller.datastore.api import Principal, WithDefaults
+from controller.errors import CatsError
+from controller.netconf.messages import BASE_NS
+from controller.netconf.outcome import Caller, Outcome, child_text, with_defaults_of
+from controller.netconf.reads import WD_NS
+from controller.types import Element
+
+
+def _operation(children: str) -> Element:
+    return etree.fromstring(f'<get xmlns="{BASE_NS}" xmlns:wd="{WD_NS}">{children}</get>'.encode())
+
+
+def test_caller_names_its_session_for_the_core_and_for_events() -> None:
+    caller = Caller(7, "alice", Principal("alice"), lambda _: None)
+    assert caller.session == "7"
+    assert (caller.actor.session_id, caller.actor.user) == (7, "alice")
+
+
+def test_an_outcome_without_children_is_ok_and_keeps_the_session() -> None:
+    assert Outcome() == Outcome((), close=False)
+
+
+def test_child_text_is_stripped_and_none_when_absent() -> None:
+    operation = _operation("<source> running </source>")
+    assert child_text(operation, "source") == "running"
+    assert child_text(operation, "target") is None
+    assert child_text(operation, "source", WD_NS) is None
+
+
+def test_with_defaults_reads_rfc_6243_parameter() -> None:
+    assert with_defaults_of(_operation("")) is None
+    chosen = _operation("<wd:with-defaults>trim</wd:with-defaults>")
+    assert with_defaults_of(chosen) is WithDefaults.TRIM
+
+
+def test_a_bad_with_defaults_names_the_element() -> None:
+    with pytest.raises(CatsError) as raised:
+        with_defaults_of(_operation("<wd:with-defaults>all</wd:with-defaults>"))
+    (item,) = raised.value.items
+    assert (item.tag, item.info) == ("invalid-value", (("bad-element", "with-defaults"),))
