@@ -6,7 +6,7 @@ none but GORGO prices the network. Sources and defaults are in docs/evaluation.m
 - ``sglang``: SGLang's cache-aware router (sgl-router, ``cache_aware`` policy): an
   approximate radix tree per worker of the prompts the router itself sent; its own count of
   running requests per worker; when (max - min) > balance_abs_threshold (32) and max >
-  balance_rel_threshold (1.0001) x min, the shortest queue; else the best prefix match if its
+  balance_rel_threshold (1.5) x min, the shortest queue; else the best prefix match if its
   match rate > cache_threshold (0.5), else the worker with the smallest tree.
 - ``llm-d``: the llm-d inference scheduler (Gateway API inference extension endpoint picker)
   with its default profile: queue-scorer (weight 2, waiting requests scraped from the model
@@ -72,7 +72,7 @@ class SGLang:
     def __init__(self, cache_threshold: float = 0.5, abs_threshold: int = 32) -> None:
         self.cache_threshold = cache_threshold
         self.abs_threshold = abs_threshold
-        self.rel_threshold = 1.0001
+        self.rel_threshold = 1.5
         self._own: _Tracking | None = None
 
     def channels(self, settings: RunSettings) -> Sequence[ChannelSpec]:
