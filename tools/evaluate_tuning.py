@@ -56,7 +56,7 @@ STEPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         },
     ),
     (
-        "  with look-ahead-horizon 2 (rejected)",
+        "  with look-ahead-horizon 2 (worse: not kept)",
         "cats",
         {
             UC: {
@@ -71,7 +71,7 @@ STEPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         },
     ),
     (
-        "  with stability min-improvement 50 ms (rejected)",
+        "  with stability min-improvement 50 ms (no gain: not kept)",
         "cats",
         {
             UC: {

@@ -23,18 +23,15 @@ def test_evaluate_prints_the_table_and_writes_results_and_figures(
     small_trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    code = main(
-        [
-            "evaluate",
-            "--trace", str(small_trace),
-            "--policies", "nearest,least-loaded,cats,oracle",
-            "--loads", "0.7",
-            "--intervals", "1,10",
-            "--jobs", "1",
-            "--quiet",
-            "--out", str(out),
-        ]
-    )  # fmt: skip
+    options = {
+        "--trace": str(small_trace),
+        "--policies": "nearest,least-loaded,cats,oracle",
+        "--loads": "0.7",
+        "--intervals": "1,10",
+        "--jobs": "1",
+        "--out": str(out),
+    }
+    code = main(["evaluate", "--quiet", *(x for pair in options.items() for x in pair)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "policy" in printed.splitlines()[0]
