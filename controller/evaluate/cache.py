@@ -72,11 +72,12 @@ class CacheMirror:
     derives from the set only then.
     """
 
-    __slots__ = ("as_of", "blocks", "cursor", "log", "version")
+    __slots__ = ("as_of", "blocks", "cursor", "frozen", "log", "version")
 
     def __init__(self, log: CacheLog) -> None:
         self.log = log
         self.blocks: set[int] = set()
+        self.frozen: tuple[int, frozenset[int]] | None = None  # a snapshot and its version
         self.cursor = 0
         self.version = 0
         self.as_of = float("-inf")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from controller.evaluate import policyfile, topology, trace
 from controller.evaluate.errors import invalid
-from controller.evaluate.policies import NAMES
+from controller.evaluate.policies import ALL, NAMES
 from controller.evaluate.results import markdown, table
 from controller.evaluate.runner import Matrix, Run, at_loads, by_interval, evaluate
 
@@ -32,9 +32,9 @@ def _floats(text: str) -> tuple[float, ...]:
 
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [n for n in names if n not in NAMES]
+    unknown = [n for n in names if n not in ALL]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown policy {unknown[0]}; one of {', '.join(NAMES)}")
+        raise argparse.ArgumentTypeError(f"unknown policy {unknown[0]}; one of {', '.join(ALL)}")
     return names
 
 

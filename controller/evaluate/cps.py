@@ -83,6 +83,7 @@ class _Held:
         self.nst = NetworkServiceTable()
         self.nst_at = -math.inf
         self.turn = 0
+        self.per_request = True  # False: every request asks with turn 0 (steering entries)
 
     def channel(self, settings: RunSettings) -> ChannelSpec:
         update = self.policy.update
@@ -122,7 +123,7 @@ class _Held:
                 self.ledger = self.ledger.pruned(csci(instance), min(sample.at, synced))
             pending = self.ledger.since(csci(instance), sample.at)
             entries.append(accounted_entry(cached[1], pending, now, accounting))
-        self.turn += 1
+        self.turn += 1 if self.per_request else 0
         request = SelectionRequest(
             SERVICE,
             ForwarderId(topology.ingresses[ingress].name),
@@ -186,6 +187,17 @@ class CatsJsa:
 
     def observe(self, event: int, job: Job, world: World) -> None:
         return None
+
+
+class CatsSteer(CatsJsa):
+    """The Joint Selection as the C-PS installs it at an ingress forwarder (service-metrics-op
+    6.2.3 step 7): recomputed when the tables change, the same for every request until then,
+    so no selection of one request is counted (the closed-loop bed's data path)."""
+
+    def __init__(self, policy: CpsPolicy, name: str = "cats-steer") -> None:
+        update = replace(policy.update, dispatch=replace(policy.update.dispatch, enabled=False))
+        super().__init__(replace(policy, update=update), name)
+        self._held.per_request = False  # steering_outcomes asks with turn 0
 
 
 class Cats:

@@ -9,7 +9,7 @@ is a working-set element present in accelerator memory (MSG-6), under the servic
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, ValuesView
+from collections.abc import Iterator, Mapping, ValuesView
 from typing import Any
 
 from controller.evaluate.cache import CacheMirror
@@ -55,8 +55,8 @@ class HeldBlocks(Mapping[Key, StateElementView]):
 
     __slots__ = ("_blocks", "_view")
 
-    def __init__(self, blocks: Iterable[int], view: StateElementView) -> None:
-        self._blocks = frozenset(blocks)
+    def __init__(self, blocks: frozenset[int], view: StateElementView) -> None:
+        self._blocks = blocks
         self._view = view
 
     def __getitem__(self, item: Key) -> StateElementView:
@@ -138,6 +138,8 @@ def resource_view(
     state view ``state``."""
     values, asserted = sample
     synced = state.as_of
+    if state.frozen is None or state.frozen[0] != state.version:
+        state.frozen = (state.version, frozenset(state.blocks))
     source = SourceId(f"c-sma-{instance.site}")
     reported = Metadata(values.at, asserted - values.at + freshness, source)
     static = Metadata(synced, math.inf, source)
@@ -156,7 +158,7 @@ def resource_view(
         step_latency=_flat(0.0, static),
         artifact=Artifact(static, resident=True),
         health=Health.HEALTHY,
-        state=HeldBlocks(state.blocks, element),
+        state=HeldBlocks(state.frozen[1], element),
     )
 
 

@@ -14,7 +14,7 @@ held there. The values so obtained are estimates and are marked as such.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -123,8 +123,10 @@ def backlog(
     return max(0.0, queue - max(0.0, now - last))
 
 
-def pending_keys(dispatches: Iterable[Dispatch]) -> frozenset[Key]:
+def pending_keys(dispatches: Sequence[Dispatch]) -> frozenset[Key]:
     """Every working-set element the selections leave behind."""
+    if len(dispatches) == 1:
+        return dispatches[0].keys
     keys: set[Key] = set()
     for dispatch in dispatches:
         keys.update(dispatch.keys)

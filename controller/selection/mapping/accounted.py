@@ -10,6 +10,7 @@ be used in a preference, and a decision that used them says so (7.5).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence, ValuesView
 from dataclasses import replace
@@ -24,42 +25,53 @@ from controller.types import SourceId
 
 
 class HeldWith(Mapping[Key, StateElementView]):
-    """A state view with more elements held: ``base`` plus ``keys``, each held as ``added``."""
+    """A state view with more elements held: ``base`` plus ``keys``, each held as ``added``
+    unless ``base`` holds it already."""
 
-    __slots__ = ("_added", "_base", "_keys")
+    __slots__ = ("_added", "_base", "_extra", "_keys")
 
     def __init__(
         self, base: Mapping[Key, StateElementView], keys: frozenset[Key], added: StateElementView
     ) -> None:
         self._base = base
-        self._keys = frozenset(k for k in keys if k not in base)
+        self._keys = keys
         self._added = added
+        self._extra: frozenset[Key] | None = None
+
+    def _only_added(self) -> frozenset[Key]:
+        if self._extra is None:
+            self._extra = frozenset(itertools.filterfalse(self._base.__contains__, self._keys))
+        return self._extra
 
     def __getitem__(self, key: Key) -> StateElementView:
+        found = self._base.get(key)
+        if found is not None:
+            return found
         if key in self._keys:
             return self._added
-        return self._base[key]
+        raise KeyError(key)
 
     def get(self, key: Key, default: Any = None) -> Any:
         """The element view held for ``key``, else ``default`` (without raising)."""
-        if key in self._keys:
-            return self._added
-        return self._base.get(key, default)
+        found = self._base.get(key)
+        if found is not None:
+            return found
+        return self._added if key in self._keys else default
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys or key in self._base
+        return key in self._base or key in self._keys
 
     def __iter__(self) -> Iterator[Key]:
         yield from self._base
-        yield from self._keys
+        yield from self._only_added()
 
     def __len__(self) -> int:
-        return len(self._base) + len(self._keys)
+        return len(self._base) + len(self._only_added())
 
     def values(self) -> ValuesView[StateElementView]:
         """The element views of the base and the one shared view of the added elements."""
         shared: dict[object, StateElementView] = {id(v): v for v in self._base.values()}
-        if self._keys:
+        if self._only_added():
             shared[id(self._added)] = self._added
         return shared.values()
 
