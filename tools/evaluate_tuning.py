@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--show", action="store_true", help="print each step's document")
     args = parser.parse_args(argv)
-    chosen = range(len(STEPS))
+    chosen: list[int] = list(range(len(STEPS)))
     if args.steps:
         chosen = [int(n) for n in args.steps.split(",")]
     jobs = [(i, load, interval) for i in chosen for load, interval in RUNS]
