@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -111,7 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = 0
     for name, policy in runs.items():
         answers = _bed_run(name, policy, requests, folder)
-        failed += sum(a.status != OK for a in answers)
+        refused = Counter(f"{a.status} {a.error[:80]}" for a in answers if a.status != OK)
+        for reason, count in refused.most_common(3):
+            which = [a.request for a in answers if f"{a.status} {a.error[:80]}" == reason]
+            print(f"closed-loop: {name}: {count} failed ({which[:8]}): {reason}", flush=True)
+        failed += sum(refused.values())
         curves[f"bed {name}"] = [a.ttft for a in answers if a.status == OK]
         curves[f"sim {name}"] = _simulated(name, requests)
     if args.json:

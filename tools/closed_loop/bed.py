@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ SERVICE = "llm"
 INGRESS_ID = "10.0.0.1"
 PASSWORD = "closed-loop"
 START_TIMEOUT_S = 90.0
+CNMA_HEARTBEAT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,12 @@ class Site:
 
 @dataclass(frozen=True)
 class Running:
-    """The started bed: the C-PS client, the ingress forwarder's data plane, the sites."""
+    """The started bed: the C-PS client, the ingress forwarder's data plane and its RESTCONF
+    (as the C-PS's user), the sites."""
 
     cps: Restconf
     ingress: int
+    forwarder: Restconf
     sites: tuple[Site, ...]
     launcher: Launcher
 
@@ -168,11 +172,11 @@ def _cps_seed(policy: Json, sites: tuple[Site, ...], forwarder: tuple[int, int])
     }
 
 
-def _paths(topology: Topology, sites: tuple[Site, ...]) -> Json:
+def _paths(topology: Topology, sites: tuple[Site, ...], sequence: int) -> Json:
     """report-network-metrics of the C-NMA: the round trip from the ingress to each site."""
     ingress = topology.ingresses[0].region
     return {
-        "sequence-number": "1",
+        "sequence-number": str(sequence),
         "timestamp": datetime.now(UTC).isoformat(),
         "report-type": "full",
         "path": [
@@ -314,21 +318,44 @@ def start(folder: Path, topology: Topology, policy: Json) -> Iterator[Running]:
                 for s in sites
             ),
         )
-        cnma = Restconf(url, "cnma", PASSWORD)
-        cnma.call(SM, "report-network-metrics", _paths(topology, sites))
-        cnma.close()
-        running = Running(cps, data, sites, launcher)
-        _ready(launcher, "the ingress steered", lambda: steered(running) is not None)
+        stop = threading.Event()
+        reporter = threading.Thread(
+            target=_cnma, args=(url, topology, sites, stop), name="cnma", daemon=True
+        )
+        reporter.start()
+        steering = Restconf(f"http://127.0.0.1:{fw_restconf}/restconf", "cps", PASSWORD)
+        running = Running(cps, data, steering, sites, launcher)
+        _ready(launcher, "the ingress steered to an SCI", lambda: steered(running) is not None)
         try:
             yield running
         finally:
+            stop.set()
+            reporter.join()
+            steering.close()
             cps.close()
 
 
+def _cnma(url: str, topology: Topology, sites: tuple[Site, ...], stop: threading.Event) -> None:
+    """Report the path delays every CNMA_HEARTBEAT_S seconds, as a C-NMA does (an NST entry
+    older than a CST entry by the time-sync window is not combined with it, 6.2.2)."""
+    cnma = Restconf(url, "cnma", PASSWORD)
+    sequence = 0
+    try:
+        while not stop.is_set():
+            sequence += 1
+            with contextlib.suppress(Exception):
+                cnma.call(SM, "report-network-metrics", _paths(topology, sites, sequence))
+            stop.wait(CNMA_HEARTBEAT_S)
+    finally:
+        cnma.close()
+
+
 def steered(running: Running) -> str | None:
-    """The CSCI-ID the C-PS's steering of the llm service names now, if any."""
+    """The CSCI-ID the ingress forwarder's steering of the llm service names now, if any."""
     with contextlib.suppress(Exception):
-        found = running.cps.call(SM, "select-service", {"cs-id": SERVICE, "ingress": INGRESS_ID})
-        csci: str | None = found.get("csci-id")
-        return csci if csci and listening(running.ingress) else None
+        document = running.forwarder.get(f"{ST}:steering").get(f"{ST}:steering", {})
+        for service in document.get("service", []):
+            if str(service.get("cs-id")) == SERVICE and service.get("csci-id"):
+                csci: str = service["csci-id"]
+                return csci if listening(running.ingress) else None
     return None

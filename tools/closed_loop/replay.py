@@ -32,9 +32,10 @@ class Answer:
     csci_id: str
     cached_tokens: int
     status: int
+    error: str = ""
 
 
-def _send(port: int, request: Request, timeout: float) -> tuple[float, str, int, int]:
+def _send(port: int, request: Request, timeout: float) -> tuple[float, str, int, int, str]:
     body = json.dumps({"hash_ids": list(request.blocks), "input_length": request.input_tokens})
     began = time.perf_counter()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
@@ -47,9 +48,10 @@ def _send(port: int, request: Request, timeout: float) -> tuple[float, str, int,
         took = time.perf_counter() - began
         csci = reply.getheader("CATS-CSCI-Id") or ""
         cached = int(json.loads(data).get("cached-tokens", 0)) if reply.status == OK else 0
-        return took, csci, cached, reply.status
-    except (OSError, http.client.HTTPException, ValueError):
-        return time.perf_counter() - began, "", 0, 0
+        error = "" if reply.status == OK else data[:200].decode(errors="replace")
+        return took, csci, cached, reply.status, error
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return time.perf_counter() - began, "", 0, 0, repr(exc)
     finally:
         connection.close()
 
@@ -65,8 +67,8 @@ def replay(
     lock = threading.Lock()
 
     def one(request: Request) -> None:
-        took, csci, cached, status = _send(port, request, timeout)
-        answer = Answer(request.index, took + round_trip(csci), csci, cached, status)
+        took, csci, cached, status, error = _send(port, request, timeout)
+        answer = Answer(request.index, took + round_trip(csci), csci, cached, status, error)
         with lock:
             answers.append(answer)
 
