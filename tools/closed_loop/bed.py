@@ -323,6 +323,7 @@ def start(folder: Path, topology: Topology, policy: Json) -> Iterator[Running]:
             target=_cnma, args=(url, topology, sites, stop), name="cnma", daemon=True
         )
         reporter.start()
+        _ready(launcher, "every SCI in the C-PS's CST", lambda: _reported(cps, sites))
         steering = Restconf(f"http://127.0.0.1:{fw_restconf}/restconf", "cps", PASSWORD)
         running = Running(cps, data, steering, sites, launcher)
         _ready(launcher, "the ingress steered to an SCI", lambda: steered(running) is not None)
@@ -348,6 +349,15 @@ def _cnma(url: str, topology: Topology, sites: tuple[Site, ...], stop: threading
             stop.wait(CNMA_HEARTBEAT_S)
     finally:
         cnma.close()
+
+
+def _reported(cps: Restconf, sites: tuple[Site, ...]) -> bool:
+    """Whether the C-PS's CST holds an entry of every SCI of the bed."""
+    with contextlib.suppress(Exception):
+        table = cps.get(f"{SM}:computing-service-table").get(f"{SM}:computing-service-table", {})
+        held = {str(e.get("csci-id")) for e in table.get("entry", [])}
+        return all(s.csci_id in held for s in sites)
+    return False
 
 
 def steered(running: Running) -> str | None:
