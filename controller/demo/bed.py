@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import socket
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -27,7 +28,7 @@ from controller.demo.expect import Decision
 from controller.demo.forwarders import RunningForwarder, forwarder_up, start_forwarders
 from controller.demo.launch import Child, Launcher, free_port, listening, wait_until
 
-START_TIMEOUT_S = 40.0
+START_TIMEOUT_S = 120.0
 Entries = dict[str, dict[str, Any]]
 
 
@@ -43,6 +44,7 @@ class BedSettings:
     heartbeat: int = 2
     forwarders: bool = False
     agents: bool = False
+    progress: Callable[[str], None] = field(default=lambda line: None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class Bed:
         entries = found.get(f"{t.SM}:network-service-table", {}).get("entry", [])
         return {e["egress"]: e for e in entries if e["ingress"] == t.INGRESS}
 
-    def set_paths(self, paths_ms: dict[str, str], timeout: float = 10.0) -> None:
+    def set_paths(self, paths_ms: dict[str, str], timeout: float = 30.0) -> None:
         """Change the topology so that each egress is reached in the given delay, reload the
         C-NMA (SIGHUP), and wait until the NST shows every new delay."""
         links = {egress: t.link_delay_for(ms) for egress, ms in paths_ms.items()}
@@ -191,7 +193,7 @@ class Bed:
         holds: Callable[[Entries], bool],
         *,
         drive: tuple[str, ...] = (),
-        timeout: float = 15.0,
+        timeout: float = 45.0,
     ) -> Entries:
         """Wait until the CST satisfies ``holds``, sending requests through ``drive`` meanwhile
         so that the SCIs keep observing response times."""
@@ -316,12 +318,22 @@ def _locator_port(spec: t.SciSpec) -> int:
     return spec.preferred_port
 
 
-def _ready(launcher: Launcher, what: str, probe: Callable[[], bool]) -> None:
+def _ready(
+    launcher: Launcher,
+    what: str,
+    probe: Callable[[], bool],
+    progress: Callable[[str], None] = lambda line: None,
+) -> None:
+    """Wait until ``probe`` holds (a child that exits fails it at once); say when it did."""
+
     def alive_and(probe: Callable[[], bool] = probe) -> bool:
         launcher.check_alive()
         return probe()
 
+    began = time.monotonic()
+    progress(f"  waiting for {what} ...")
     wait_until(what, alive_and, timeout=START_TIMEOUT_S)
+    progress(f"  {what}: up after {time.monotonic() - began:.1f} s")
 
 
 @contextlib.contextmanager
@@ -334,6 +346,7 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
             for s in t.SCIS
         ]
         csci_ids = {s.spec.label: s.csci_id for s in scis}
+        settings.progress("  starting the service instances, forwarders and the C-PS ...")
         for sci in scis:
             for spec in sci.spec.instances:
                 port = sci.instance_ports[spec.name]
@@ -352,7 +365,8 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
         _start_cps(launcher, settings, where)
         cps_url = f"http://127.0.0.1:{ports['restconf']}/restconf"
         cps = Restconf(cps_url, "admin", settings.admin_password)
-        _ready(launcher, "the C-PS", lambda: listening(ports["restconf"]) and cps.up())
+        say = settings.progress
+        _ready(launcher, "the C-PS", lambda: listening(ports["restconf"]) and cps.up(), say)
         _start_csmas(launcher, settings, cps_url, where)
         cnma_path = t.write_json(
             settings.folder / "cnma.json", t.cnma_config(cps_url, settings.agent_password)
@@ -374,6 +388,7 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
                 listening(p.restconf) and (not p.netconf or listening(p.netconf))
                 for p in csmas.values()
             ),
+            say,
         )
         _ready(
             launcher,
@@ -386,17 +401,20 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
                 )
                 and all(http_ok(f"http://{loc}/health") for loc in locators.values())
             ),
+            say,
         )
         _start_scis(launcher, settings, {k: p.restconf for k, p in csmas.items()}, scis)
         _ready(
             launcher,
             "the SCIs",
             lambda: all(http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis),
+            say,
         )
         _ready(
             launcher,
             "the forwarders",
             lambda: all(forwarder_up(f, password) for f in forwarders.values()),
+            say,
         )
         labelled = {s.spec.label: s for s in scis}
         bed = Bed(

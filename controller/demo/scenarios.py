@@ -25,6 +25,7 @@ IN_FLIGHT = 2  # requests the demo has in flight at most
 SLOW_MS = 25  # added to SCI-3's 6 ms: above the 20 ms performance threshold
 OBJECTIVES = [f"{SM}:minimize-latency", f"{SM}:maximize-gas"]
 PATH_MS = {CF2: "8", CF3: "6"}  # 7.1: from the ingress 10.0.0.1
+EQUALIZE_TRIES = 5
 
 
 def _ars(run: Run) -> tuple[str, str]:
@@ -68,7 +69,7 @@ def ready_71(run: Run, *, settle: bool = False) -> str:
             "SCI-1 and SCI-3 healthy with GAS 400 and 600 and a measured Computing Time",
             lambda cst: _usable(cst, sci1, 400) and _usable(cst, sci3, 600),
             drive=ALL,
-            timeout=20,
+            timeout=60,
         )
 
     table = ready()
@@ -84,7 +85,7 @@ def initial_state(run: Run) -> Step:
     """7.2: SCI-3 wins, TST = CT + 6 against CT' + 8."""
     sci1, sci3 = _ars(run)
     measured = ready_71(run)
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
     return decide(run, ("A", "initial state: SCI-3 wins"), expected, before=(measured,))
 
 
@@ -93,7 +94,7 @@ def congestion(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     ready_71(run)
     run.bed.set_paths({CF3: run.congested_delay})
-    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), by_tst=True)
     title = f"network congestion, CF-3 at {run.congested_delay} ms: SCI-1 wins"
     return decide(run, ("B1", title), expected)
 
@@ -102,7 +103,7 @@ def congestion_over(run: Run) -> Step:
     """7.3 undone: CF-3 back at 6 ms, SCI-3 wins again."""
     sci1, sci3 = _ars(run)
     run.bed.set_paths({CF3: PATH_MS[CF3]})
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
     return decide(run, ("B2", "congestion subsides, CF-3 at 6 ms: SCI-3 wins again"), expected)
 
 
@@ -119,7 +120,7 @@ def degraded(run: Run) -> Step:
         return entry.get("health") == "degraded" and ct is not None and ct > before * 2
 
     run.bed.wait_cst("SCI-3 DEGRADED with a higher Computing Time", shows, drive=("SCI-3",))
-    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), by_tst=True)
     title = f"site degradation, SCI-3 instances {SLOW_MS} ms slower: SCI-1 wins"
     return decide(run, ("C1", title), expected)
 
@@ -155,7 +156,7 @@ def recovered(run: Run) -> Step:
     for label in ARS:
         run.bed.admin(label, health=True, slow_ms=0)
     measured = ready_71(run, settle=True)
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
     title = "recovery: both sites healthy again, SCI-3 wins as in A"
     return decide(run, ("C4", title), expected, before=(measured,))
 
@@ -181,7 +182,11 @@ def price_12(run: Run) -> Step:
     """7.5: max-price 12 keeps both; the primary objective (latency) picks SCI-3."""
     sci1, sci3 = _ars(run)
     expected = Expectation(
-        winner=sci3, decided_by="objective", deciding="minimize-latency", feasible=(sci1, sci3)
+        winner=sci3,
+        decided_by="objective",
+        deciding="minimize-latency",
+        feasible=(sci1, sci3),
+        by_tst=True,
     )
     title = "max-price 12: both feasible, minimize-latency picks SCI-3"
     return decide(run, ("D2", title), expected, _price(12))
@@ -202,20 +207,26 @@ def _equalize(run: Run) -> str:
 def _on_equal_tst(
     run: Run, step: tuple[str, str], expected: Expectation, requirement: dict[str, Any]
 ) -> Step:
-    """Equalize the TSTs, then decide; again if a Computing Time report came in between."""
-    for _ in range(3):
+    """Equalize the TSTs, then decide; again if a Computing Time report came in between. When
+    reports keep coming in between, the last decision is checked against the invariant
+    (:func:`controller.demo.expect.judge`)."""
+    for _ in range(EQUALIZE_TRIES):
         delay = _equalize(run)
         found = decide(run, (step[0], step[1].format(delay=delay)), expected, requirement)
         if run.last is not None and len({c.tst for c in run.last.candidates}) == 1:
             return found
-    return Step(found.step_id, found.title, found.lines, (*found.problems, "the TSTs differ"))
+    return found
 
 
 def equal_tst(run: Run) -> Step:
     """7.5: equal TSTs (a network change); the secondary objective GAS picks SCI-3 (600)."""
     sci1, sci3 = _ars(run)
     expected = Expectation(
-        winner=sci3, decided_by="objective", deciding="maximize-gas", feasible=(sci1, sci3)
+        winner=sci3,
+        decided_by="objective",
+        deciding="maximize-gas",
+        feasible=(sci1, sci3),
+        equal_tst=True,
     )
     title = "equal TST (CF-2 at {delay} ms): maximize-gas picks SCI-3, the higher GAS"
     return _on_equal_tst(run, ("D3", title), expected, _price(12))
@@ -225,7 +236,11 @@ def tie_break(run: Run) -> Step:
     """7.5 and 6.2.3 step 6: without objectives the first tie-break rule, highest GAS."""
     sci1, sci3 = _ars(run)
     expected = Expectation(
-        winner=sci3, decided_by="tie-break", deciding="highest-gas", feasible=(sci1, sci3)
+        winner=sci3,
+        decided_by="tie-break",
+        deciding="highest-gas",
+        feasible=(sci1, sci3),
+        equal_tst=True,
     )
     title = "equal TST (CF-2 at {delay} ms), no objective: tie-break highest-gas"
     step = _on_equal_tst(run, ("D4", title), expected, _price(12, []))

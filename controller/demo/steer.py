@@ -30,14 +30,17 @@ from controller.demo.forwarders import (
     session_state,
     steering,
 )
-from controller.demo.launch import WaitTimeout, wait_until
+from controller.demo.launch import wait_until
 from controller.demo.scenarios import PATH_MS, ready_71
 from controller.demo.steps import Run, Stage, Step, decide
 from controller.demo.table import grid
 from controller.demo.topology import BY_LABEL, CF2, CF3, INGRESS, SCIS
 
 REQUESTS = 10
-PUSH_TIMEOUT_S = 15.0
+PUSH_TIMEOUT_S = 30.0
+REDECIDE_S = 2.0  # the ingress holding another entry this long: the steering moved on
+POLL_S = 0.1
+STEER_TRIES = 3
 CS_ID = CS_IDS[0]
 CSCI_HEADER = "CATS-CSCI-Id"
 
@@ -136,13 +139,55 @@ def wait_held(run: Run, csci_id: str, egress: str) -> float:
     return time.monotonic()
 
 
+def _decided_and_held(
+    run: Run, step: tuple[str, str], expected: Expectation
+) -> tuple[Step, float | None, int]:
+    """Decide, and wait until the ingress holds that decision. When it holds another active
+    entry for a while, the C-PS's steering followed a newer report (the decision's margin was
+    inside the measurements' noise): decide again, and wait for that one. The step, when the
+    ingress was seen to hold it (None: never), and how many decisions it took."""
+    deadline = time.monotonic() + PUSH_TIMEOUT_S
+    decided, asked = decide(run, step, expected), time.monotonic()
+    decisions = 1
+    while True:
+        decision = run.last
+        wanted = (decision.csci_id, decision.egress, "active") if decision else None
+        found = _held(run)
+        now = time.monotonic()
+        if wanted is not None and found == wanted:
+            return decided, now, decisions
+        if now >= deadline:
+            return decided, None, decisions
+        other = found[2] == "active" and wanted is not None and found[0] != wanted[0]
+        if other and now - asked >= REDECIDE_S:
+            decided, asked = decide(run, step, expected), now
+            decisions += 1
+        time.sleep(POLL_S)
+
+
 def _steered(
     run: Run, step: tuple[str, str], expected: Expectation, change: tuple[str, float]
 ) -> Step:
     """Decide, wait until the ingress holds the decision, send requests, check where they
     landed: behind the SCI the decision selected, and nowhere else. ``change`` is what
-    changed and its monotonic time, from which the push is timed."""
-    decided = decide(run, step, expected)
+    changed and its monotonic time, from which the push is timed. When the ingress's entry
+    changed while the requests went through (a newer report moved the steering, which the
+    step cannot tell apart from a wrong landing), the step is played again, up to
+    STEER_TRIES times."""
+    for attempt in range(1, STEER_TRIES + 1):
+        found = _steered_once(run, step, expected, change)
+        if found is not None:
+            return found
+        note = f"    the steering moved while the requests went through (try {attempt})"
+        change = (note.strip(), time.monotonic())
+    return Step(step[0], step[1], (), ("the steering kept moving while requests went through",))
+
+
+def _steered_once(
+    run: Run, step: tuple[str, str], expected: Expectation, change: tuple[str, float]
+) -> Step | None:
+    """One try of :func:`_steered`; None when the ingress's entry changed meanwhile."""
+    decided, held_at, decisions = _decided_and_held(run, step, expected)
     decision = run.last
     lines, problems = list(decided.lines), list(decided.problems)
     labels = run.bed.labels
@@ -153,16 +198,24 @@ def _steered(
         problems.append("no SCI selected: nothing to steer the requests to")
         return Step(step[0], step[1], tuple(lines), tuple(problems))
     target = f"{labels[csci_id]} via {egress}"
-    try:
-        held_at = wait_held(run, csci_id, egress)
-    except WaitTimeout as exc:
-        problems.append(str(exc))
+    if held_at is None:
+        problems.append(
+            f"the ingress forwarder did not hold {CS_ID} -> {target} within "
+            f"{PUSH_TIMEOUT_S:.0f} s (it holds {_held(run)})"
+        )
         return Step(step[0], step[1], tuple(lines), tuple(problems))
+    if decisions > 1:
+        lines.append(
+            f"    the steering followed newer reports: decided {decisions} times until the "
+            "ingress held the decision"
+        )
     lines.append(
         f"    the ingress forwarder {INGRESS} held {CS_ID} -> {target} "
         f"{held_at - change[1]:.1f} s after {change[0]}"
     )
     landing = send_through_ingress(run, REQUESTS)
+    if _held(run) != (csci_id, egress, "active"):
+        return None
     header = ["SCI", "egress", f"replies naming it ({CSCI_HEADER})", "requests served"]
     lines += [
         f"    -> {REQUESTS} client requests through the ingress forwarder "
@@ -198,7 +251,7 @@ def steering_installed(run: Run) -> Step:
     document = inventory(run.bed.forwarders, settings.agent_password, agents=settings.agents)
     began = time.monotonic()
     run.bed.cps.put(f"{ST}:forwarders", document)
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
     title = "the C-PS steers the ingress forwarder: requests land behind SCI-3"
     change = ("the forwarder inventory was configured at the C-PS", began)
     return _steered(run, ("F1", title), expected, change)
@@ -209,7 +262,7 @@ def steering_congested(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     began = time.monotonic()
     run.bed.set_paths({CF3: run.congested_delay})
-    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), by_tst=True)
     title = f"CF-3 at {run.congested_delay} ms: re-steered, new requests land behind SCI-1"
     change = ("the C-NMA's topology changed", began)
     return _steered(run, ("F2", title), expected, change)
@@ -220,7 +273,7 @@ def steering_restored(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     began = time.monotonic()
     run.bed.set_paths({CF3: PATH_MS[CF3]})
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3))
+    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
     title = "CF-3 back at 6 ms: new requests land behind SCI-3 again"
     change = ("the C-NMA's topology changed", began)
     return _steered(run, ("F3", title), expected, change)
