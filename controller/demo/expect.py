@@ -134,9 +134,12 @@ def _ranked_tsts(decision: Decision) -> dict[str, Decimal]:
     }
 
 
-def judge(decision: Decision, expected: Expectation) -> tuple[tuple[str, ...], str | None]:
+def judge(
+    decision: Decision, expected: Expectation, labels: Mapping[str, str] | None = None
+) -> tuple[tuple[str, ...], str | None]:
     """The problems of a decision against what is expected, and, when the measured values
-    do not give the draft's outcome, a note saying so (the invariant was checked instead)."""
+    do not give the draft's outcome, a note saying so (the invariant was checked instead);
+    ``labels`` names the CSCI-IDs in the note."""
     tsts = _ranked_tsts(decision)
     if not (expected.by_tst or expected.equal_tst) or not tsts:
         return check(decision, expected), None
@@ -152,7 +155,10 @@ def judge(decision: Decision, expected: Expectation) -> tuple[tuple[str, ...], s
     holds = len(lowest) == len(tsts) if expected.equal_tst else lowest == {expected.winner}
     if holds:
         return (*check(decision, expected), *invariant), None
-    shown = ", ".join(f"{c} {t}" for c, t in sorted(tsts.items(), key=lambda kv: kv[1]))
+    names = labels or {}
+    shown = ", ".join(
+        f"{names.get(c, c)} {t}" for c, t in sorted(tsts.items(), key=lambda kv: kv[1])
+    )
     relaxed = Expectation(
         expected.result,
         expected.fallback_level,

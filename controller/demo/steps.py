@@ -68,6 +68,6 @@ def decide(
     """Ask for a decision, print it after ``before``, and check it against ``expected``."""
     decision = run.bed.select(requirement)
     run.last = decision
-    problems, note = judge(decision, expected)
+    problems, note = judge(decision, expected, run.bed.labels)
     lines = (*before, *decision_lines(decision, run.bed.labels), *([note] if note else []))
     return Step(step[0], step[1], lines, problems)
