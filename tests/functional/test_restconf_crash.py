@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import requests
 
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest
 from controller.datastore.core import Core
+from controller.demo.launch import wait_until
 from controller.model import InstanceKind, Schema
 from tests.functional.restconf_server import (
     JSON,
@@ -25,7 +25,8 @@ from tests.functional.restconf_server import (
 
 pytestmark = pytest.mark.functional
 WRITERS = 4
-RUN_S = 1.5
+ACKNOWLEDGED = 10  # edits acknowledged before the server is killed, the writers still busy
+WAIT_S = 120.0
 
 
 def seed() -> dict[str, object]:
@@ -70,13 +71,17 @@ def test_sigkill_keeps_every_acknowledged_edit(tmp_path: Path) -> None:
         ]
         for thread in threads:
             thread.start()
-        time.sleep(RUN_S)
-        server.process.send_signal(signal.SIGKILL)
+        wait_until(
+            f"more than {ACKNOWLEDGED} acknowledged edits",
+            lambda: len(acknowledged) > ACKNOWLEDGED,
+            timeout=WAIT_S,
+            seen=lambda: len(acknowledged),
+        )
+        server.process.send_signal(signal.SIGKILL)  # the writers are still writing
         server.process.wait()
         stop.set()
         for thread in threads:
             thread.join(timeout=20)
-    assert len(acknowledged) > 10
     with running_server(state) as restarted:
         entries = restarted.get_json("data/bench-list:bench", content="config")
         present = {entry["id"] for entry in entries["bench-list:bench"].get("entry", [])}
