@@ -9,6 +9,7 @@ level; TST = CT + delay is checked for every candidate by :func:`controller.demo
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -26,6 +27,18 @@ SLOW_MS = 25  # added to SCI-3's 6 ms: above the 20 ms performance threshold
 OBJECTIVES = [f"{SM}:minimize-latency", f"{SM}:maximize-gas"]
 PATH_MS = {CF2: "8", CF3: "6"}  # 7.1: from the ingress 10.0.0.1
 EQUALIZE_TRIES = 5
+
+
+def margin(winner: str, paths: Mapping[str, str]) -> Decimal:
+    """The draft's margin of ``winner`` (a label): the other ARS SCI's TST minus its own, with
+    the instances' service times as Computing Times and ``paths`` (egress -> ms) as delays."""
+    nominal = {
+        label: Decimal(BY_LABEL[label].instances[0].service_ms)
+        + Decimal(paths[BY_LABEL[label].egress])
+        for label in ARS
+    }
+    other = next(label for label in ARS if label != winner)
+    return nominal[other] - nominal[winner]
 
 
 def _ars(run: Run) -> tuple[str, str]:
@@ -85,7 +98,9 @@ def initial_state(run: Run) -> Step:
     """7.2: SCI-3 wins, TST = CT + 6 against CT' + 8."""
     sci1, sci3 = _ars(run)
     measured = ready_71(run)
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
+    expected = Expectation(
+        winner=sci3, egress=CF3, feasible=(sci1, sci3), margin_ms=margin("SCI-3", PATH_MS)
+    )
     return decide(run, ("A", "initial state: SCI-3 wins"), expected, before=(measured,))
 
 
@@ -94,7 +109,8 @@ def congestion(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     ready_71(run)
     run.bed.set_paths({CF3: run.congested_delay})
-    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), by_tst=True)
+    congested = margin("SCI-1", PATH_MS | {CF3: run.congested_delay})
+    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), margin_ms=congested)
     title = f"network congestion, CF-3 at {run.congested_delay} ms: SCI-1 wins"
     return decide(run, ("B1", title), expected)
 
@@ -103,7 +119,9 @@ def congestion_over(run: Run) -> Step:
     """7.3 undone: CF-3 back at 6 ms, SCI-3 wins again."""
     sci1, sci3 = _ars(run)
     run.bed.set_paths({CF3: PATH_MS[CF3]})
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
+    expected = Expectation(
+        winner=sci3, egress=CF3, feasible=(sci1, sci3), margin_ms=margin("SCI-3", PATH_MS)
+    )
     return decide(run, ("B2", "congestion subsides, CF-3 at 6 ms: SCI-3 wins again"), expected)
 
 
@@ -120,7 +138,7 @@ def degraded(run: Run) -> Step:
         return entry.get("health") == "degraded" and ct is not None and ct > before * 2
 
     run.bed.wait_cst("SCI-3 DEGRADED with a higher Computing Time", shows, drive=("SCI-3",))
-    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), by_tst=True)
+    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3))
     title = f"site degradation, SCI-3 instances {SLOW_MS} ms slower: SCI-1 wins"
     return decide(run, ("C1", title), expected)
 
@@ -156,7 +174,9 @@ def recovered(run: Run) -> Step:
     for label in ARS:
         run.bed.admin(label, health=True, slow_ms=0)
     measured = ready_71(run, settle=True)
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
+    expected = Expectation(
+        winner=sci3, egress=CF3, feasible=(sci1, sci3), margin_ms=margin("SCI-3", PATH_MS)
+    )
     title = "recovery: both sites healthy again, SCI-3 wins as in A"
     return decide(run, ("C4", title), expected, before=(measured,))
 
@@ -186,7 +206,7 @@ def price_12(run: Run) -> Step:
         decided_by="objective",
         deciding="minimize-latency",
         feasible=(sci1, sci3),
-        by_tst=True,
+        margin_ms=margin("SCI-3", PATH_MS),
     )
     title = "max-price 12: both feasible, minimize-latency picks SCI-3"
     return decide(run, ("D2", title), expected, _price(12))

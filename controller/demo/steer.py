@@ -31,7 +31,7 @@ from controller.demo.forwarders import (
     steering,
 )
 from controller.demo.launch import wait_until
-from controller.demo.scenarios import PATH_MS, ready_71
+from controller.demo.scenarios import PATH_MS, margin, ready_71
 from controller.demo.steps import Run, Stage, Step, decide
 from controller.demo.table import grid
 from controller.demo.topology import BY_LABEL, CF2, CF3, INGRESS, SCIS
@@ -251,7 +251,9 @@ def steering_installed(run: Run) -> Step:
     document = inventory(run.bed.forwarders, settings.agent_password, agents=settings.agents)
     began = time.monotonic()
     run.bed.cps.put(f"{ST}:forwarders", document)
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
+    expected = Expectation(
+        winner=sci3, egress=CF3, feasible=(sci1, sci3), margin_ms=margin("SCI-3", PATH_MS)
+    )
     title = "the C-PS steers the ingress forwarder: requests land behind SCI-3"
     change = ("the forwarder inventory was configured at the C-PS", began)
     return _steered(run, ("F1", title), expected, change)
@@ -262,7 +264,8 @@ def steering_congested(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     began = time.monotonic()
     run.bed.set_paths({CF3: run.congested_delay})
-    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), by_tst=True)
+    congested = margin("SCI-1", PATH_MS | {CF3: run.congested_delay})
+    expected = Expectation(winner=sci1, egress=CF2, feasible=(sci1, sci3), margin_ms=congested)
     title = f"CF-3 at {run.congested_delay} ms: re-steered, new requests land behind SCI-1"
     change = ("the C-NMA's topology changed", began)
     return _steered(run, ("F2", title), expected, change)
@@ -273,7 +276,9 @@ def steering_restored(run: Run) -> Step:
     sci1, sci3 = _ars(run)
     began = time.monotonic()
     run.bed.set_paths({CF3: PATH_MS[CF3]})
-    expected = Expectation(winner=sci3, egress=CF3, feasible=(sci1, sci3), by_tst=True)
+    expected = Expectation(
+        winner=sci3, egress=CF3, feasible=(sci1, sci3), margin_ms=margin("SCI-3", PATH_MS)
+    )
     title = "CF-3 back at 6 ms: new requests land behind SCI-3 again"
     change = ("the C-NMA's topology changed", began)
     return _steered(run, ("F3", title), expected, change)
