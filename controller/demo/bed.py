@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -308,14 +307,12 @@ def _start_scis(
 
 
 def _locator_port(spec: t.SciSpec) -> int:
-    """20000 + the draft's port on the SCI's loopback twin address, or any free one there."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the SCI's server does
-        try:
-            probe.bind((spec.address, spec.preferred_port))
-        except OSError:
-            return free_port(spec.address)
-    return spec.preferred_port
+    """A free port on the SCI's loopback twin address.
+
+    Not the draft's port + 20000: that one is the same for every demo on the machine, so two demos
+    (a test beside a run) raced for it and one SCI failed with "Address already in use".
+    """
+    return free_port(spec.address)
 
 
 def _ready(
