@@ -43,27 +43,82 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser = commands.add_parser(
         "evaluate", help="replay a request trace over a topology against selection policies"
     )
-    parser.add_argument("--trace", type=Path, default=trace.DEFAULT_TRACE, metavar="JSONL")
-    parser.add_argument("--topology", type=Path, default=topology.DEFAULT_TOPOLOGY, metavar="JSON")
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        default=trace.DEFAULT_TRACE,
+        metavar="JSONL",
+        help="a Mooncake trace (default: the shipped synthetic trace)",
+    )
+    parser.add_argument(
+        "--topology",
+        type=Path,
+        default=topology.DEFAULT_TOPOLOGY,
+        metavar="JSON",
+        help="sites, delays and instance figures (default: the shipped three regions)",
+    )
     parser.add_argument(
         "--policy-config",
         type=Path,
         default=policyfile.RECOMMENDED,
         metavar="JSON",
-        help="the C-PS configuration the cats policies run (YANG instance data)",
+        help="the C-PS configuration the cats policies run (YANG instance data; default: the "
+        "recommended cats-llm-policy.json)",
     )
-    parser.add_argument("--policies", type=_names, default=NAMES, metavar="A,B,...")
-    parser.add_argument("--loads", type=_floats, default=(0.5, 0.7, 0.9), metavar="F,...")
-    parser.add_argument("--interval", type=float, default=1.0, metavar="S")
     parser.add_argument(
-        "--intervals", type=_floats, default=(0.1, 0.3, 1.0, 3.0, 10.0), metavar="S,..."
+        "--policies",
+        type=_names,
+        default=NAMES,
+        metavar="A,B,...",
+        help=f"the policies to run (default: {','.join(NAMES)}; all: {','.join(ALL)})",
     )
-    parser.add_argument("--sweep-load", type=float, default=0.7, metavar="F")
-    parser.add_argument("--slo", type=float, default=2.0, metavar="S", help="TTFT bound")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=None, metavar="N")
-    parser.add_argument("--out", type=Path, default=Path("evaluation"), metavar="DIR")
-    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument(
+        "--loads",
+        type=_floats,
+        default=(0.5, 0.7, 0.9),
+        metavar="F,...",
+        help="offered load as fractions of the topology's prefill capacity (default 0.5,0.7,0.9)",
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="the SCIs' reporting interval at every load level (default 1 s)",
+    )
+    parser.add_argument(
+        "--intervals",
+        type=_floats,
+        default=(0.1, 0.3, 1.0, 3.0, 10.0),
+        metavar="S,...",
+        help="the reporting intervals of the sweep (default 0.1,0.3,1,3,10 s)",
+    )
+    parser.add_argument(
+        "--sweep-load",
+        type=float,
+        default=0.7,
+        metavar="F",
+        help="the load of the interval sweep (default 0.7)",
+    )
+    parser.add_argument("--slo", type=float, default=2.0, metavar="S", help="TTFT bound (2 s)")
+    parser.add_argument(
+        "--seed", type=int, default=1, help="seeds which region each conversation enters at"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: the cores, at most 2)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("evaluation"),
+        metavar="DIR",
+        help="where results.json, table.md and the figures go (default ./evaluation)",
+    )
+    parser.add_argument("--no-plots", action="store_true", help="write no figures")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run)
 
