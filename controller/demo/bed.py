@@ -12,7 +12,7 @@ import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,10 @@ from controller.demo import topology as t
 from controller.demo.client import Restconf, http_ok, post_json
 from controller.demo.expect import Decision
 from controller.demo.forwarders import RunningForwarder, forwarder_up, start_forwarders
-from controller.demo.launch import Child, Launcher, free_port, listening, wait_until
+from controller.demo.launch import Child, Launcher, free_port, listening, port_taken, wait_until
 
 START_TIMEOUT_S = 120.0
+START_ATTEMPTS = 3
 Entries = dict[str, dict[str, Any]]
 
 
@@ -335,7 +336,32 @@ def _ready(
 
 @contextlib.contextmanager
 def start_bed(settings: BedSettings) -> Iterator[Bed]:
-    """Start every process in order, wait until each answers; stop them all at the end."""
+    """Start every process in order, wait until each answers; stop them all at the end.
+
+    A child that finds its port taken (another program on the machine bound it between the
+    choice and the child's start) fails the start-up; then everything is stopped and started
+    again on fresh ports in a fresh sub-folder, up to :data:`START_ATTEMPTS` times.
+    """
+    for attempt in range(1, START_ATTEMPTS + 1):
+        folder = settings.folder if attempt == 1 else settings.folder / f"start-{attempt}"
+        folder.mkdir(parents=True, exist_ok=True)
+        stack = contextlib.ExitStack()
+        try:
+            bed = stack.enter_context(_started(replace(settings, folder=folder)))
+        except (RuntimeError, OSError) as exc:
+            stack.close()
+            if attempt == START_ATTEMPTS or not port_taken(exc):
+                raise
+            settings.progress(f"  a port was taken meanwhile; starting again ({exc})")
+            continue
+        with stack:
+            yield bed
+        return
+
+
+@contextlib.contextmanager
+def _started(settings: BedSettings) -> Iterator[Bed]:
+    """One start-up of every process, in order."""
     with Launcher(settings.folder) as launcher:
         ports = {"restconf": free_port(), "netconf": free_port()}
         scis = [
