@@ -31,7 +31,7 @@ from controller.service_metrics import register as register_cps
 from controller.southbound import PeerSettings
 from controller.southbound.forwarders import SteeringService
 from controller.southbound.inventory import FORWARDERS, RunningInventory
-from controller.types import CsciId, CsId
+from controller.types import CsciId, CsId, SchemaPath
 
 
 def _service_metrics(
@@ -95,12 +95,20 @@ def install_agent_selection(
     return service
 
 
+#: The C-PS's southbound passwords: stored encrypted, read by administrators only.
+SOUTHBOUND_SECRETS = (
+    SchemaPath("/ietf-cats-steering:forwarders/forwarder/password"),
+    SchemaPath("/ietf-cats-agent-selection:agent-selection/candidates/candidate/c-sma/password"),
+)
+
+
 def install_cps(registrations: Registrations, host: Host) -> Hosted:
     """The C-PS of ``catsctl serve``: service metrics, agent selection handing its commitments
     to the forwarders, and the steering of the forwarders, started in that order. Agent
     selection starts before the steering workers, so any commitment it holds at start is
     intended before their first reconciliation, which would otherwise remove its rule from the
     forwarders."""
+    registrations.secrets.update(SOUTHBOUND_SECRETS)
     service_metrics, steering, config = _service_metrics(registrations, host)
     seam = ForwarderSteering(
         steering, RunningInventory(host.core), attached_egress(config, service_metrics)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,7 +51,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         port=args.netconf_port,
         max_sessions=args.netconf_max_sessions,
         max_message_size=args.netconf_max_message_size,
+        strict=args.netconf_strict,
     )
+    features: list[tuple[str, str]] = []
+    for given in args.feature:
+        module, colon, feature = given.partition(":")
+        if not (module and colon and feature):
+            print(f"catsctl serve: --feature {given!r} is not MODULE:FEATURE", file=sys.stderr)
+            return 2
+        features.append((module, feature))
     settings = ServeSettings(
         args.state_dir,
         tuple(args.yang_dir),
@@ -59,6 +68,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         tuple(args.plugin),
         netconf,
         read_only_groups=tuple(args.read_only_group),
+        recovery_user=args.recovery_user,
+        features=tuple(features),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -167,6 +178,16 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="load every module in DIR too (repeatable)",
     )
     serve.add_argument(
+        "--feature",
+        action="append",
+        default=[],
+        metavar="MODULE:FEATURE",
+        help=(
+            "enable FEATURE of MODULE (RFC 7950 7.20.1; repeatable): a module loaded with "
+            "--yang-dir has no feature otherwise; yang-library reports the features enabled"
+        ),
+    )
+    serve.add_argument(
         "--init-data",
         type=Path,
         metavar="FILE",
@@ -220,13 +241,31 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a larger NETCONF message gets too-big and ends its session",
     )
     serve.add_argument(
+        "--netconf-strict",
+        action="store_true",
+        help=(
+            "refuse NETCONF base elements without the base namespace (<commit/> for "
+            "<nc:commit/>), as RFC 6241 is written; by default they are read as the base "
+            "operations, as Junos and netconfd do"
+        ),
+    )
+    serve.add_argument(
         "--read-only-group",
         action="append",
         default=[],
         metavar="GROUP",
         help=(
-            "members of the NACM group GROUP (ietf-netconf-acm:nacm/groups) may read and "
-            "invoke but not write: their edits get access-denied (repeatable)"
+            "put a NACM rule-list 'read-only-GROUP' first in running (when it is not there "
+            "yet): members of the group GROUP may read and invoke but not write (RFC 8341; "
+            "repeatable)"
+        ),
+    )
+    serve.add_argument(
+        "--recovery-user",
+        metavar="USER",
+        help=(
+            "the local user whose sessions bypass access control (an RFC 8341 recovery "
+            "session, for a policy that locks everybody out); each such session is logged"
         ),
     )
     serve.add_argument("-v", "--verbose", action="store_true")
@@ -236,6 +275,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``catsctl`` console script."""
     args = build_parser().parse_args(argv)
+    os.umask(0o077)  # state files, host keys, journals and logs: readable by their owner only
     try:
         code: int = args.handler(args)
     except CatsError as exc:

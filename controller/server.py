@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,18 +22,19 @@ from types import TracebackType
 from typing import Protocol
 
 from controller.auth import LocalUsers
+from controller.auth.policy import read_only_rule_list
 from controller.datastore.api import (
     SYSTEM,
-    Access,
-    AccessCheck,
     DatastoreName,
     Edit,
     EditOperation,
-    Principal,
+    InsertWhere,
+    ReadRequest,
     Registrations,
     Revision,
 )
-from controller.datastore.core import Core, permit_all
+from controller.datastore.core import Core
+from controller.datastore.nacm import NACM_PATH
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
@@ -67,24 +69,10 @@ class ServeSettings:
     plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
     netconf: NetconfSettings = field(default_factory=NetconfSettings)
     read_only_groups: tuple[str, ...] = field(default=(), kw_only=True)
-
-
-_WRITES = (Access.CREATE, Access.UPDATE, Access.DELETE)
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOnlyGroups:
-    """The access check of ``--read-only-group``: members of these groups may not write.
-
-    The smallest real use of the core's AccessCheck seam until NACM (RFC 8341) rules are
-    served: reads and ``exec`` stay allowed to everyone.
-    """
-
-    groups: frozenset[str]
-
-    def __call__(self, principal: Principal, access: Access, path: DataPath) -> bool:
-        del path
-        return access not in _WRITES or self.groups.isdisjoint(principal.groups)
+    #: ``--feature MODULE:FEATURE``: features to enable besides the server's own (RFC 7950
+    #: 7.20.1; a module of a --yang-dir has none otherwise), as (module, feature) pairs.
+    features: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    recovery_user: str | None = field(default=None, kw_only=True)  # RFC 8341 3.2
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -100,14 +88,23 @@ def _schema_id(schema: Schema) -> str:
     )
 
 
-def server_schema(yang_dirs: tuple[Path, ...]) -> Schema:
-    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules."""
+def server_schema(yang_dirs: tuple[Path, ...], enabled: Sequence[tuple[str, str]] = ()) -> Schema:
+    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules, with
+    the ``enabled`` (module, feature) pairs on top of the server's own features.
+
+    Raises:
+        ModelError: a feature or its module is unknown (the server does not start).
+    """
     extra = [name for folder in yang_dirs for name in modules_in(folder)]
     wanted = [*SERVER_MODULES, *NETCONF_MODULES]
     modules = wanted + [name for name in extra if name not in wanted]
     features = {name: list(names) for name, names in SERVER_FEATURES.items()}
     for name, names in NETCONF_FEATURES.items():
         features.setdefault(name, []).extend(names)
+    for name, feature in enabled:
+        chosen = features.setdefault(name, [])
+        if feature not in chosen:
+            chosen.append(feature)
     return Schema([project_yang_dir(), *yang_dirs], modules, features)
 
 
@@ -155,9 +152,33 @@ class Composed:
             part.close()
 
 
+def private_state_dir(state_dir: Path) -> None:
+    """Create the state directory readable by its owner only (0700), or make an existing one
+    so: it holds the datastores, host keys and the secrets' key."""
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(state_dir.stat().st_mode)
+    if mode & 0o077:
+        state_dir.chmod(0o700)
+        LOG.warning("state directory %s was mode %o; now 0700", state_dir, mode)
+
+
 def is_new_state_dir(state_dir: Path) -> bool:
     """Whether a state directory holds nothing yet (``--init-data`` applies only then)."""
     return not state_dir.is_dir() or not any(state_dir.iterdir())
+
+
+def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
+    """``--read-only-group``: put the rule-list that denies every write to each group first in
+    running's NACM rule-lists, when it is not there yet (logged when added)."""
+    for group in groups:
+        rule_list = read_only_rule_list(group)
+        path = DataPath(f"{NACM_PATH}/rule-list[name='{rule_list['name']}']")
+        if core.read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM).document:
+            continue
+        document = json.dumps({"ietf-netconf-acm:rule-list": [rule_list]})
+        edit = Edit(EditOperation.CREATE, path, document, Encoding.JSON, where=InsertWhere.FIRST)
+        core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
 
 
 def seed_running(core: Core, init_data: Path) -> Revision:
@@ -176,7 +197,7 @@ class Application:
 
     def __init__(self, settings: ServeSettings, installer: Installer) -> None:
         self.settings = settings
-        self.schema = server_schema(settings.yang_dirs)
+        self.schema = server_schema(settings.yang_dirs, settings.features)
         listen = settings.listen
         registrations = Registrations()
         registrations.state[DataPath(f"/{MONITORING}")] = lambda: monitoring_state(
@@ -187,29 +208,28 @@ class Application:
             self._netconf_state
         )
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
+        private_state_dir(settings.state_dir)
         self.hosted = installer(
             registrations, Host(settings, lambda: self.core, self._publish_notification)
         )
         try:
             apply_plugins(settings.plugins, registrations)
-            access: AccessCheck = permit_all
-            if settings.read_only_groups:
-                access = ReadOnlyGroups(frozenset(settings.read_only_groups))
-            self.core = Core(self.schema, settings.state_dir, registrations, access)
+            self.core = Core(self.schema, settings.state_dir, registrations)
         except BaseException:
             self.schema.close()
             raise
         if fresh and settings.init_data is not None:
             seed_running(self.core, settings.init_data)
+        ensure_read_only_groups(self.core, settings.read_only_groups)
         resolver = PathResolver(self.schema.context)
         started = datetime.now(UTC)
         info = ServerInfo(_yang_library_version(self.schema), _schema_id(self.schema), started)
-        self.users = users = LocalUsers(self.core)
+        self.users = users = LocalUsers(self.core, settings.recovery_user)
         authenticator = Authenticator(users.check_password)
         app = create_app(
             Restconf(self.core, resolver, info, NotificationCodec(self.schema.context).to_xml),
             authenticator.authenticate,
-            users.groups,
+            users.principal,
             max_body_size=listen.max_body_size,
         )
         self.server = RestconfServer(app, listen)

@@ -21,7 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from agents.common.config import Table
-from agents.common.logins import read_password_hash
+from agents.common.logins import PublicKey, read_keys, read_password_hash
 from agents.csma.reservations import Policy
 from agents.csma.stateview import Element, Presence
 from controller.types import CsciId, CsId, ReuseKey, TenantId
@@ -65,6 +65,7 @@ class UserConfig:
     role: Role
     csci_ids: frozenset[str] = frozenset()  # an SCI user's CSCI-IDs (empty: any)
     secret: str = field(default="", repr=False)  # the hash given, or a plaintext fingerprint
+    keys: tuple[PublicKey, ...] = ()  # authorized SSH keys
 
     def may_report(self, csci_id: str) -> bool:
         """Whether the user may report for ``csci_id`` (sci-implementation 9)."""
@@ -75,6 +76,11 @@ class UserConfig:
     def may_query(self) -> bool:
         """Whether the user may query, reserve and release state."""
         return self.role in (Role.CPS, Role.OPERATOR)
+
+    @property
+    def group(self) -> str:
+        """The NACM group of the user: its role (agents.csma.service.RULE_LISTS)."""
+        return str(self.role.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +103,16 @@ def _strings(table: Table, name: str) -> frozenset[str]:
 
 def _user(table: Table, base: Path) -> UserConfig:
     del base
-    table.allow("name", "password", "password-hash", "role", "csci-id")
+    table.allow("name", "password", "password-hash", "role", "csci-id", "authorized-key")
     hashed, password = read_password_hash(table)
     secret = hashed if password is None else fingerprint(password)
     return UserConfig(
-        table.text("name"), hashed, table.choice("role", Role), _strings(table, "csci-id"), secret
+        table.text("name"),
+        hashed,
+        table.choice("role", Role),
+        _strings(table, "csci-id"),
+        secret,
+        read_keys(table),
     )
 
 

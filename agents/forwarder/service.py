@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agents.common.logins import seed_logins
+from agents.common.logins import rule, seed_logins
 from agents.forwarder import model
 from agents.forwarder.config import ForwarderConfig
 from agents.forwarder.forwarding import Forwarding, ledger_part
@@ -40,6 +40,31 @@ from controller.server import Host, Hosted, Installer
 from controller.types import CommitmentId, CsId, DataPath, ForwarderId, Json
 
 LOG = logging.getLogger("agents.forwarder")
+
+#: The forwarder's access control (RFC 8341): its users (the C-PS that steers it, and its
+#: operators) write its steering configuration; reads and operations follow the defaults, and
+#: nobody changes users or access control over the northbound (they come from the file).
+RULE_LISTS = (
+    {
+        "name": "controller",
+        "group": ["controller"],
+        "rule": [
+            rule(
+                "no-users",
+                "deny",
+                module_name="ietf-system",
+                access_operations="create update delete",
+            ),
+            rule("no-nacm", "deny", module_name="ietf-netconf-acm"),
+            rule(
+                "steering",
+                "permit",
+                module_name="ietf-cats-steering",
+                access_operations="create update delete",
+            ),
+        ],
+    },
+)
 SWEEP_S = 0.05
 
 
@@ -88,7 +113,7 @@ class ForwarderService:
     def start(self) -> None:
         """Seed users and identity, load running's steering, start the sweeper."""
         core = self._host.core()
-        seed_logins(core, self.config.users)
+        seed_logins(core, self.config.users, RULE_LISTS)
         self._seed_identity()
         self._install(self._read(model.ROOT), whole=True, keys=set())
         self._thread = threading.Thread(target=self._sweep, name="forwarder-sweeper", daemon=True)

@@ -164,14 +164,18 @@ def overridden(configured: Json, override: Mapping[str, Any] | None) -> Json:
     return merged
 
 
-def _candidate(doc: Mapping[str, Any]) -> CandidateConfig:
+def _as_is(secret: str) -> str:
+    return secret
+
+
+def _candidate(doc: Mapping[str, Any], reveal: Callable[[str], str]) -> CandidateConfig:
     sma = doc.get("c-sma", {})
     target = None
     credentials = None
     if "address" in sma:  # the schema requires a username with it
         name = str(sma.get("name", sma["address"]))
         target = Target(name, str(sma["address"]), int(sma.get("port", 830)))
-        credentials = Credentials(str(sma["username"]), str(sma.get("password", "")))
+        credentials = Credentials.of(sma, reveal)
     region = doc.get("region")
     tenancy = doc.get("tenancy", {})
     return CandidateConfig(
@@ -186,13 +190,14 @@ def _candidate(doc: Mapping[str, Any]) -> CandidateConfig:
     )
 
 
-def parse(doc: Mapping[str, Any]) -> AgentConfig:
-    """The ``agent-selection`` container of running."""
+def parse(doc: Mapping[str, Any], reveal: Callable[[str], str] = _as_is) -> AgentConfig:
+    """The ``agent-selection`` container of running (``reveal`` decrypts the stored C-SMA
+    passwords, ``ServerCore.reveal``)."""
     tiers = {
         TierName(str(t["name"])): int(t["rank"])
         for t in doc.get("capability-tiers", {}).get("capability-tier", ())
     }
-    candidates = [_candidate(c) for c in doc.get("candidates", {}).get("candidate", ())]
+    candidates = [_candidate(c, reveal) for c in doc.get("candidates", {}).get("candidate", ())]
     logins: dict[Target, Credentials] = {}
     for c in candidates:  # the first candidate naming a C-SMA gives its credentials
         if c.c_sma is not None and c.credentials is not None:
@@ -213,4 +218,4 @@ class RunningAgentConfig(ParsedRunning[AgentConfig]):
 
     def read(self, core: ServerCore) -> AgentConfig:
         """The ``agent-selection`` container of running, parsed."""
-        return parse(container(core, MODULE, "agent-selection"))
+        return parse(container(core, MODULE, "agent-selection"), core.reveal)

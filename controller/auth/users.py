@@ -9,16 +9,25 @@ revision of their subtree changes, so a check costs one revision lookup.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from controller.auth.passwords import PasswordCheck
-from controller.datastore.api import SYSTEM, Content, DatastoreName, ReadRequest, ServerCore
+from controller.datastore.api import (
+    SYSTEM,
+    Content,
+    DatastoreName,
+    Principal,
+    ReadRequest,
+    ServerCore,
+)
 from controller.errors import CatsError
 from controller.types import DataPath
 
+LOG = logging.getLogger("catsctl.auth")
 AUTH_PATH = DataPath("/ietf-system:system/authentication")
 GROUPS_PATH = DataPath("/ietf-netconf-acm:nacm/groups")
 T = TypeVar("T")
@@ -72,10 +81,15 @@ def _hashes(users: Mapping[str, UserRecord]) -> dict[str, str]:
 
 
 class LocalUsers:
-    """Users and groups of running, parsed once per revision of their subtree."""
+    """Users and groups of running, parsed once per revision of their subtree.
 
-    def __init__(self, core: ServerCore) -> None:
+    ``recovery_user`` names the user whose sessions bypass access control (RFC 8341 3.2: a
+    recovery session, for when the policy locks everybody out); every such session is logged.
+    """
+
+    def __init__(self, core: ServerCore, recovery_user: str | None = None) -> None:
         self._core = core
+        self._recovery = recovery_user
         self._lock = threading.Lock()
         self._cache: dict[str, _Cached] = {}
         self._passwords = PasswordCheck(self.password_hashes)
@@ -117,3 +131,16 @@ class LocalUsers:
     def groups(self, user: str) -> tuple[str, ...]:
         """The NACM groups of a user."""
         return self._parsed(GROUPS_PATH, groups_of).get(user, ())
+
+    def principal(self, user: str, transport: str, source: str) -> Principal:
+        """The principal an authenticated user's session or request runs as. NACM takes the
+        user's groups from ``nacm/groups`` itself; no transport reports external groups."""
+        if self._recovery is not None and user == self._recovery:
+            LOG.warning(
+                "nacm: recovery session of %s via %s from %s: access control is bypassed",
+                user,
+                transport,
+                source,
+            )
+            return Principal(user, recovery=True)
+        return Principal(user)

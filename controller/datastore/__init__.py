@@ -1,7 +1,7 @@
 """NMDA datastores, transactions, locks, persistence, the access-check seam and the
 notification bus: the server core both northbounds share."""
 
-from controller.datastore.core import Core, CoreSettings, permit_all
+from controller.datastore.core import Core, CoreSettings
 from controller.datastore.errors import DatastoreError
 
-__all__ = ["Core", "CoreSettings", "DatastoreError", "permit_all"]
+__all__ = ["Core", "CoreSettings", "DatastoreError"]

@@ -83,10 +83,16 @@ class Access(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated user a request runs as, with the groups NACM matches on."""
+    """The authenticated user a request runs as.
+
+    ``groups`` are the groups the transport reports for the user (RFC 8341 3.2.6 external
+    groups, used when ``enable-external-groups`` is true); NACM adds those of
+    ``nacm/groups`` itself. A ``recovery`` principal bypasses access control (RFC 8341 3.2).
+    """
 
     user: str
     groups: tuple[str, ...] = ()
+    recovery: bool = field(default=False, kw_only=True)
 
 
 #: The principal of the server's own work (state providers, start-up seeding, tests' setup).
@@ -201,14 +207,6 @@ RpcHandler = Callable[[Principal, dict[str, object]], dict[str, object]]
 CommitHook = Callable[[Change], None]
 
 
-class AccessCheck(Protocol):
-    """The one seam every read, write and RPC passes through (NACM, RFC 8341, plugs in here)."""
-
-    def __call__(self, principal: Principal, access: Access, path: DataPath) -> bool:
-        """Whether ``principal`` may do ``access`` on the node at data path ``path``."""
-        ...
-
-
 class Subscription(Protocol):
     """A subscription to one stream; iterating yields notifications until it is closed.
 
@@ -313,8 +311,26 @@ class ServerCore(Protocol):
         start_time: datetime | None = None,
         stop_time: datetime | None = None,
         xpath_filter: str | None = None,
+        principal: Principal = SYSTEM,
     ) -> Subscription:
-        """Subscribe to a stream, replaying the bounded log from ``start_time``."""
+        """Subscribe to a stream, replaying the bounded log from ``start_time``; only the
+        events ``principal`` may read are delivered (RFC 8341 3.4.6)."""
+        ...
+
+    def authorize(self, principal: Principal, module: str, name: str) -> None:
+        """RFC 8341 3.4.4 for a protocol operation the northbound serves itself (NETCONF
+        ``get-config``, ``lock``, ``kill-session``, ...): ``access-denied`` unless permitted.
+        Operations invoked through :meth:`invoke` are checked there."""
+        ...
+
+    def watch_accounts(self, watcher: Callable[[frozenset[str]], None]) -> None:
+        """Call ``watcher`` with the user names left after any change of the users or of NACM,
+        so that a northbound can end what a deleted user still holds open."""
+        ...
+
+    def reveal(self, secret: str) -> str:
+        """The clear text of a stored secret (a southbound credential), for the server's own
+        use only."""
         ...
 
     def publish(self, stream: str, document: str) -> Notification:
@@ -340,4 +356,7 @@ class Registrations:
 
     state: dict[DataPath, StateProvider] = field(default_factory=dict)
     rpcs: dict[SchemaPath, RpcHandler] = field(default_factory=dict)
+    #: Leaves holding credentials the application must present to peers in clear: stored
+    #: encrypted, and treated by access control as default-deny-all (RFC 8341 3.5.1.2).
+    secrets: set[SchemaPath] = field(default_factory=set)
     commit_hooks: list[CommitHook] = field(default_factory=list)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from controller.datastore.api import REPLAY_COMPLETE, Notification, StreamInfo
@@ -26,15 +27,28 @@ NETCONF_DESCRIPTION = "default NETCONF event stream"
 Matcher = Callable[[str, str], bool]
 
 
+@dataclass(frozen=True, slots=True)
+class Subscriber:
+    """Who subscribed, and which events that user may receive (RFC 8341 3.4.6)."""
+
+    owner: str
+    admit: Callable[[Notification], bool]
+
+
 class StreamSubscription:
     """One subscriber's queue; iterate to receive, :meth:`close` to stop (api.Subscription)."""
 
     def __init__(
-        self, bus: NotificationBus, stop_time: datetime | None, xpath_filter: str | None
+        self,
+        bus: NotificationBus,
+        stop_time: datetime | None,
+        xpath_filter: str | None,
+        subscriber: Subscriber | None = None,
     ) -> None:
         self._bus = bus
         self._stop_time = stop_time
         self.xpath_filter = xpath_filter
+        self.subscriber = subscriber
         # One more than the replay log, so a full replay and its marker fit.
         self._queue: deque[Notification] = deque(maxlen=bus.capacity + 1)
         self._ready = threading.Condition()
@@ -133,14 +147,16 @@ class NotificationBus:
         start_time: datetime | None = None,
         stop_time: datetime | None = None,
         xpath_filter: str | None = None,
+        subscriber: Subscriber | None = None,
     ) -> StreamSubscription:
-        """Subscribe; with ``start_time`` the logged events from then on come first."""
+        """Subscribe; with ``start_time`` the logged events from then on come first. Only the
+        events the ``subscriber`` may receive are delivered, replayed ones included."""
         self._check_stream(stream)
         if stop_time is not None and start_time is None:
             raise refuse("missing-element", "stop-time needs a start-time (RFC 5277 2.1.1)")
         if start_time is not None and stop_time is not None and stop_time < start_time:
             raise refuse("bad-element", "stop-time is earlier than start-time")
-        subscription = StreamSubscription(self, stop_time, xpath_filter)
+        subscription = StreamSubscription(self, stop_time, xpath_filter, subscriber)
         with self._guard:
             replay = [
                 event
@@ -168,6 +184,19 @@ class NotificationBus:
         for subscription in subscriptions:
             subscription.close()
 
+    def close_owned(self, keep: Callable[[str], bool]) -> int:
+        """End the subscriptions whose owner ``keep`` rejects (a deleted user's); how many."""
+        with self._guard:
+            subscriptions = [
+                sub
+                for subs in self._subscribers.values()
+                for sub in subs
+                if sub.subscriber is not None and not keep(sub.subscriber.owner)
+            ]
+        for subscription in subscriptions:
+            subscription.close()
+        return len(subscriptions)
+
     def unsubscribe(self, subscription: StreamSubscription) -> None:
         """Forget a subscription (its :meth:`~StreamSubscription.close` calls this)."""
         with self._guard:
@@ -176,6 +205,8 @@ class NotificationBus:
                     subscribers.remove(subscription)
 
     def _selected(self, subscription: StreamSubscription, event: Notification) -> bool:
+        if subscription.subscriber is not None and not subscription.subscriber.admit(event):
+            return False
         xpath = subscription.xpath_filter
         return xpath is None or self._matcher(event.document, xpath)
 

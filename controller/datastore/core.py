@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from controller.datastore import access as access_checks
-from controller.datastore import changes, datapath, operational, reads, rpc
+from controller.datastore import changes, operational, reads, rpc
+from controller.datastore.access import Guard
 from controller.datastore.api import (
     SYSTEM,
-    Access,
-    AccessCheck,
     Change,
     Content,
     DatastoreName,
@@ -35,30 +33,29 @@ from controller.datastore.api import (
     StreamInfo,
     Subscription,
 )
-from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus
+from controller.datastore.authorization import AccountsWatcher, Authorization
+from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus, Subscriber
 from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
+from controller.datastore.hiding import Hider
 from controller.datastore.locks import Locks
+from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
+from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
-from controller.model.library import module_records, yang_library
+from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
+MODULES_STATE = DataPath("/ietf-yang-library:modules-state")  # RFC 7895, legacy in RFC 8525
 DATASTORES = tuple(name.identity for name in DatastoreName)
-
-
-def permit_all(principal: Principal, access: Access, path: DataPath) -> bool:
-    """The default access check: everything is allowed (NACM plugs in here later)."""
-    del principal, access, path
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +67,7 @@ class CoreSettings:
     incremental: bool = True  # entry-local validation with indexes (else always full)
     streams: tuple[str, ...] = ()
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
+    hash_password: Callable[[str], str] | None = None  # for $0$ passwords; None: SHA-512 crypt
 
 
 class Core:
@@ -80,23 +78,30 @@ class Core:
         schema: Schema,
         state_dir: Path | None,
         registrations: Registrations | None = None,
-        access: AccessCheck = permit_all,
         settings: CoreSettings | None = None,
     ) -> None:
         self.schema = schema
         self.ctx = schema.context.cdata
         self.settings = settings or CoreSettings()
         self.registrations = registrations or Registrations()
-        self._access = access
-        self.per_node = access is not permit_all  # per-node checks cost nothing when all pass
+        secret_leaves = sorted(self.registrations.secrets)
+        self.authorization = Authorization(self.ctx, secret_leaves)
+        leaves = {**BUILT_IN, **dict.fromkeys(secret_leaves, SecretKind.ENCRYPT)}
+        self.secrets = Secrets(load_key(state_dir), leaves, self.settings.hash_password)
         self._lock = threading.RLock()
         self._locks = Locks()
         self._operations: dict[DataPath, rpc.Operation] = {}  # RPCs, resolved once
         self._notifications: dict[int, bool] = {}  # notification schema node: reads running
         self._free_notifications: dict[str, bool] = {}  # top-level by name: reads no running
         self.bus = NotificationBus(self._matches, self.settings.replay_size, self.settings.streams)
-        library = yang_library(module_records(schema), DATASTORES)
-        self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
+        records = module_records(schema)
+        library = yang_library(records, DATASTORES)
+        legacy = modules_state(records)
+        self._state: dict[DataPath, StateProvider] = {
+            YANG_LIBRARY: lambda: library,
+            MODULES_STATE: lambda: legacy,
+        }
+        self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder = state_dir
         self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder)
@@ -111,6 +116,8 @@ class Core:
             if not self.startup.load():
                 self.startup.replace_tree(self.running.copy_tree())
             self.validator.rebuild(self.running)
+            self.authorization.reload(self.running.first[0])
+        self.authorization.watch_accounts(self._end_streams_of_deleted)
 
     def _validator(self) -> Validator:
         if self.settings.incremental:
@@ -132,6 +139,7 @@ class Core:
             self.running.close()
             self.startup.close()
             self._contexts.close()
+        self.secrets.close()
 
     def __enter__(self) -> Core:
         return self
@@ -141,21 +149,35 @@ class Core:
 
     # ------------------------------------------------------------------ access
 
-    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
-        """The access-check seam: ``access-denied`` unless the check allows it."""
-        if not self._access(principal, access, path):
-            raise refuse(
-                "access-denied",
-                f"{principal.user} may not {access} {path}",
-                path,
-                error_type=ErrorType.PROTOCOL,
-            )
+    @property
+    def per_node(self) -> bool:
+        """Whether NACM is enforced now (``enable-nacm``): per-node checks cost nothing when
+        it is not."""
+        return self.authorization.nacm.policy.enable_nacm
 
-    def _readable(self, principal: Principal) -> access_checks.Allowed | None:
-        """The per-node read filter of a principal (None: everything is readable)."""
-        if not self.per_node:
-            return None
-        return lambda access, path: self._access(principal, access, path)
+    def guard(self, principal: Principal) -> Guard:
+        """The access guard of a transaction run by ``principal`` (RFC 8341 3.4.5)."""
+        return self.authorization.guard(principal)
+
+    def authorize(self, principal: Principal, module: str, name: str) -> None:
+        """RFC 8341 3.4.4 for a protocol operation a northbound serves itself: ``access-denied``
+        unless ``principal`` may invoke ``module:name``."""
+        self.authorization.named_operation(principal, module, name)
+
+    def watch_accounts(self, watcher: AccountsWatcher) -> None:
+        """Call ``watcher`` with the remaining user names after every change of the users or
+        of NACM (a northbound ends the sessions of users who are gone)."""
+        self.authorization.watch_accounts(watcher)
+
+    def _end_streams_of_deleted(self, users: frozenset[str]) -> None:
+        ended = self.bus.close_owned(lambda owner: owner in users or owner == SYSTEM.user)
+        if ended:
+            LOG.info("nacm: ended %d event stream(s) of deleted users", ended)
+
+    def reveal(self, secret: str) -> str:
+        """The clear text of a stored secret (southbound credentials), for the server's own
+        use; never for a reply."""
+        return self.secrets.reveal(secret)
 
     def validation_stats(self) -> ValidationStats:
         """How many running transactions were validated locally and in full."""
@@ -174,8 +196,10 @@ class Core:
         return self.running
 
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
-        """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2)."""
-        self.check(principal, Access.READ, request.path or datapath.ROOT)
+        """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2). What the principal may
+        not read is left out silently (RFC 8341 3.4.5): a target it may not read reads as
+        absent."""
+        nodes.clean_errors(self.ctx)
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -183,15 +207,15 @@ class Core:
             revision = store.revisions.of(request.path)
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
-            readable = self._readable(principal)
-            if readable is None:
+            user = self.authorization.user(principal)
+            if user is None:
                 document = reads.render(self.ctx, store.first[0], request)
             else:
-                tree = access_checks.filtered_copy(self.ctx, store.first[0], request.path, readable)
-                try:
-                    document = reads.render(self.ctx, tree, request)
-                finally:
-                    nodes.free_all(tree)
+                with Hider(store.tree) as hider:
+                    if self.authorization.hide(user, store.tree, request.path, hider):
+                        document = reads.render(self.ctx, store.first[0], request)
+                    else:
+                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
@@ -202,12 +226,13 @@ class Core:
             try:
                 if request.with_origin:
                     origins = {r: operational.LEARNED for r in states}
-                    if YANG_LIBRARY in origins:
-                        origins[YANG_LIBRARY] = operational.SYSTEM
+                    for region in (YANG_LIBRARY, MODULES_STATE):
+                        if region in origins:
+                            origins[region] = operational.SYSTEM
                     operational.annotate_origin(self.ctx, tree, request, origins)
-                readable = self._readable(principal)
-                if readable is not None and tree[0]:
-                    tree[0] = access_checks.filter_read(tree[0], readable)
+                user = self.authorization.user(principal)
+                if user is not None:
+                    tree[0] = self.authorization.prune(user, tree[0])
                 document = reads.render(self.ctx, tree[0], request)
             finally:
                 nodes.free_all(tree[0])
@@ -237,7 +262,11 @@ class Core:
         test_only: bool = False,
     ) -> Revision:
         """One all-or-nothing transaction (RFC 6241 7.2, RFC 8040 4.4-4.6, RFC 8072)."""
+        nodes.clean_errors(self.ctx)
         self._locks.check(datastore, session)
+        if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
+            with self._contexts.borrow() as ctx:
+                edits = self.secrets.prepare(ctx, edits)
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
@@ -248,12 +277,7 @@ class Core:
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock)."""
         store = self.store(txn.datastore)
-        applier = Applier(
-            self.ctx,
-            store.tree,
-            lambda a, p: self.check(txn.principal, a, p),
-            per_node=self.per_node,
-        )
+        applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
         running = store is self.running
         try:
             for edit in txn.edits:
@@ -305,6 +329,7 @@ class Core:
         revision = store.revisions.record(changed, whole)
         if running:
             store.compact_if_due(self.settings.compact_minimum)
+            self.authorization.after_commit(store.first[0], changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied
@@ -371,8 +396,9 @@ class Core:
         :func:`rpc.reads_running`) is validated without it, so concurrent invocations
         validate in parallel.
         """
+        nodes.clean_errors(self.ctx)
         operation = self._operation(path)
-        self.check(principal, Access.EXEC, path)
+        self.authorization.operation(principal, operation)  # RFC 8341 3.4.4, before the input
         if operation.input_reads_running:
             members = self._input(self.ctx, operation, input_document, encoding)
         else:
@@ -505,11 +531,19 @@ class Core:
         start_time: datetime | None = None,
         stop_time: datetime | None = None,
         xpath_filter: str | None = None,
+        principal: Principal = SYSTEM,
     ) -> Subscription:
-        """Subscribe to a stream, replaying the bounded log from ``start_time``."""
+        """Subscribe to a stream, replaying the bounded log from ``start_time``; only the
+        events ``principal`` may receive are delivered (RFC 8341 3.4.6)."""
         with self._lock:
             return self.bus.subscribe(
-                stream, start_time=start_time, stop_time=stop_time, xpath_filter=xpath_filter
+                stream,
+                start_time=start_time,
+                stop_time=stop_time,
+                xpath_filter=xpath_filter,
+                subscriber=None
+                if principal == SYSTEM
+                else Subscriber(principal.user, self.authorization.admit(principal)),
             )
 
     def streams(self) -> tuple[StreamInfo, ...]:
@@ -541,4 +575,4 @@ class _TestOnlyError(Exception):
     """Unwinds a test-only transaction after validation, into its rollback."""
 
 
-__all__ = ["SYSTEM", "Core", "CoreSettings", "permit_all"]
+__all__ = ["SYSTEM", "Core", "CoreSettings"]

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from controller.datastore.api import Access, DatastoreName, Edit, Principal, Revision
+from controller.datastore.access import Guard
+from controller.datastore.api import DatastoreName, Edit, Principal, Revision
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Txn
-from controller.types import DataPath
 
 
 class Editor(Protocol):
@@ -41,13 +41,8 @@ class CandidateHost(Editor, Protocol):
         """The running datastore's store."""
         ...
 
-    @property
-    def per_node(self) -> bool:
-        """Whether every node an edit touches is access-checked (RFC 8341 3.4.5)."""
-        ...
-
-    def check(self, principal: Principal, access: Access, path: DataPath) -> None:
-        """Raise ``access-denied`` unless ``principal`` may do ``access`` at ``path``."""
+    def guard(self, principal: Principal) -> Guard:
+        """The access guard of the principal's edits (RFC 8341 3.4.5)."""
         ...
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller.datastore.access import Guard
 from controller.datastore.api import DatastoreName, Edit, EditOperation, InsertWhere
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.journal import Journal
@@ -52,10 +53,6 @@ def edit_from_record(record: dict[str, Any]) -> Edit:
     )
 
 
-def _allow(*_: object) -> None:
-    """The guard of replays and seeding: the server's own work is not access-checked."""
-
-
 class ConfigStore:
     """A datastore tree (first top-level node in ``first[0]``) and what goes with it."""
 
@@ -82,7 +79,7 @@ class ConfigStore:
             self.tree.replace(parsed)
         self.txid = loaded.txid
         for record in loaded.records if with_journal else ():
-            applier = Applier(self.ctx, self.tree, _allow)
+            applier = Applier(self.ctx, self.tree, Guard(None, "journal"))
             edits = record.get("edits")
             for item in edits if isinstance(edits, list) else ():
                 applier.apply(edit_from_record(item))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.datastore import access, bulk, datapath
+from controller.datastore.access import Guard
 from controller.datastore.api import (
     Access,
     DatastoreName,
@@ -33,9 +33,6 @@ from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
 from controller.types import DataPath
-
-#: Raises when the principal may not do an access on a path (the core's access check).
-Guard = Callable[[Access, DataPath], None]
 
 _CREATING = (EditOperation.CREATE, EditOperation.INSERT)
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
@@ -69,6 +66,16 @@ class Applied:
             object.__setattr__(self, "created_from", self.path)
 
 
+def is_default(node: Node | None) -> bool:
+    """Whether a node exists only through its default (``LYD_DEFAULT``: a leaf with its
+    default value, a non-presence container holding nothing else). Such a node does not exist
+    for create and delete (RFC 6243 2.3.3, RFC 6241 7.2, RFC 8040 4.4.1)."""
+    if node is None or not node.flags & nodes.lib.LYD_DEFAULT:
+        return False
+    # a container keeps the flag when an explicit child is merged into it: ask the children
+    return all(is_default(child) for child in nodes.children(node))
+
+
 def unwrap_root(text: str, encoding: Encoding) -> str:
     """A datastore document without an ``ietf-restconf:data`` wrapper (RFC 8040 3.3.1)."""
     if encoding is Encoding.JSON and _RESTCONF_DATA in text:
@@ -81,13 +88,12 @@ def unwrap_root(text: str, encoding: Encoding) -> str:
 class Applier:
     """Applies edits to a store's tree (its top-level nodes through the tree's key index)."""
 
-    def __init__(self, ctx: Any, tree: Tree, guard: Guard, *, per_node: bool = False) -> None:
+    def __init__(self, ctx: Any, tree: Tree, guard: Guard) -> None:
         self.ctx = ctx
         self.tree = tree
         self.first = tree.first
         self.undo = UndoLog(ctx, tree)
-        self.guard = guard
-        self.per_node = per_node  # also ask the guard about every node changed (RFC 8341 3.4.5)
+        self.guard = guard  # asked about every node changed (RFC 8341 3.4.5)
         self.applied: list[Applied] = []
         self._pending: Node = None
 
@@ -102,13 +108,13 @@ class Applier:
             return
         existing = self.find(edit.path)
         if edit.operation in _REMOVING:
-            self._remove(edit, existing)
+            self._remove(edit, None if is_default(existing) else existing)
         elif edit.operation is EditOperation.MOVE:
             self._move(edit, existing)
-        elif existing is not None and edit.operation in _CREATING:
+        elif not is_default(existing) and existing is not None and edit.operation in _CREATING:
             raise refuse("data-exists", "the node already exists", nodes.path_of(existing))
         else:
-            self._write(edit, existing)
+            self._write(edit, existing)  # a default-only node is written over (update)
 
     # ------------------------------------------------------------------ parsing
 
@@ -144,9 +150,7 @@ class Applier:
                 raise refuse("data-missing", "the node does not exist", edit.path)
             return
         path = nodes.path_of(existing)
-        self.guard(Access.DELETE, path)
-        if self.per_node:
-            access.check_changes(access.changes(None, existing, replace=True), self.guard)
+        self.guard.changes(access.changes(None, existing, replace=True))
         record = UndoRecord(UndoKind.RESTORE, path, None, next_sibling_path(existing))
         self.tree.unlink(existing)
         record.saved = existing  # the unlinked subtree itself is the undo copy
@@ -167,22 +171,18 @@ class Applier:
     def _write_parsed(self, edit: Edit, existing: Node | None, top: Node, value: Node) -> None:
         if existing is None:
             path = nodes.path_of(value)
-            self.guard(Access.CREATE, path)
             created = self._first_missing(path)
-            if self.per_node:
-                new = nodes.find(self.ctx, top, created)
-                access.check_changes(access.changes(new, None, replace=False), self.guard)
+            if self.guard.active:
+                self.guard.subtree(Access.CREATE, nodes.find(self.ctx, top, created))
             self._merge(top)
             self.undo.add(UndoRecord(UndoKind.REMOVE, created))
             self._position(edit, path)
             self.applied.append(Applied(path, Access.CREATE, (path,), created_from=created))
             return
         path = nodes.path_of(existing)
-        self.guard(Access.UPDATE, path)
-        if self.per_node:
+        if self.guard.active:
             replace = edit.operation is EditOperation.REPLACE
-            found = access.changes(value, existing, replace=replace)
-            access.check_changes(found, self.guard)
+            self.guard.changes(access.changes(value, existing, replace=replace))
         old = nodes.dup(existing)
         before = next_sibling_path(existing)
         self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, before))
@@ -218,7 +218,7 @@ class Applier:
         if not nodes.is_user_ordered(existing):
             raise refuse("bad-attribute", "only ordered-by user entries move", edit.path)
         path = nodes.path_of(existing)
-        self.guard(Access.UPDATE, path)
+        self.guard.node(Access.UPDATE, existing)  # the order of the list changes
         self.undo.add(UndoRecord(UndoKind.MOVE, path, None, next_sibling_path(existing)))
         self._position(edit, path, default=InsertWhere.LAST)
         self.applied.append(Applied(path, Access.UPDATE, (datapath.parent(path),)))
@@ -248,8 +248,15 @@ class Applier:
     def _anchor(self, node: Node, where: InsertWhere, point: DataPath | None) -> Node | None:
         if where in (InsertWhere.BEFORE, InsertWhere.AFTER):
             anchor = self.find(point or DataPath(""))
-            if anchor is None or anchor.schema != node.schema:
-                raise refuse("invalid-value", "the insert point does not exist", point)
+            if anchor is None or anchor.schema != node.schema:  # RFC 7950 15.7
+                leaf_list = bool(node.schema.nodetype & nodes.lib.LYS_LEAFLIST)
+                raise refuse(
+                    "bad-attribute",
+                    "the insert point does not exist",
+                    point,
+                    app_tag="missing-instance",
+                    info=(("bad-attribute", "value" if leaf_list else "key"),),
+                )
             return anchor
         same = [sibling for sibling in _instances(node)]
         return same[0] if where is InsertWhere.FIRST else same[-1]
@@ -260,20 +267,18 @@ class Applier:
         """Per-node checks of a replace (``top``) or delete (None) of the whole datastore."""
         try:
             found = access.sibling_changes(top, None, replace=True, old_first=self.first[0])
-            access.check_changes(found, self.guard)
+            self.guard.changes(found)
         except CatsError:
             nodes.free_all(top)
             raise
 
     def _apply_root(self, edit: Edit) -> None:
         if edit.operation in _REMOVING or edit.operation is EditOperation.REPLACE:
-            needed = Access.DELETE if edit.operation in _REMOVING else Access.UPDATE
-            self.guard(needed, datapath.ROOT)
             top = None
             if edit.operation is EditOperation.REPLACE:
                 text = unwrap_root(edit.value or "{}", edit.encoding)
                 top = bulk.parse_document(self.ctx, text, edit.encoding)
-            if self.per_node:
+            if self.guard.active:
                 self._check_root(top)
             old = self.tree.replace(top if top is not None else nodes.ffi.NULL)
             self.undo.add(UndoRecord(UndoKind.ROOT, datapath.ROOT, old))

@@ -223,13 +223,22 @@ def brief(table: Entries) -> dict[str, str]:
     }
 
 
+def cps_groups(settings: BedSettings) -> dict[str, list[str]]:
+    """Every process logs in to the C-PS as its own user, in its role's group (least
+    privilege, controller.auth.policy); the demo's driver is the administrator."""
+    groups = {"admin": ["admin"], "cnma": ["cnma"], "csma": [site.csma for site in t.SITES]}
+    if settings.agents:
+        groups["gateway"] = [episode.GATEWAY_USER]
+    return groups
+
+
 def _start_cps(launcher: Launcher, settings: BedSettings, where: Addresses) -> Child:
     users = {"admin": settings.admin_password, "cnma": settings.agent_password}
     users |= {site.csma: settings.agent_password for site in t.SITES}
     if settings.agents:
         users[episode.GATEWAY_USER] = settings.agent_password
     hashes = {name: hash_password(password) for name, password in users.items()}
-    seed = t.cps_seed(hashes, where.csci_ids, settings.heartbeat)
+    seed = t.cps_seed(hashes, cps_groups(settings), where.csci_ids, settings.heartbeat)
     if settings.agents:
         netconf = {site: p.netconf for site, p in where.csmas.items()}
         seed = episode.with_agent_selection(seed, netconf, settings.agent_password, where.locators)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-STAGE_KEYS = "ABCDRFG"
+STAGE_KEYS = "NABCDRFG"
 ACCESS_MS = 2  # the ingress -> P1 link: no path is shorter
 
 

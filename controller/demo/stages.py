@@ -1,12 +1,14 @@
 """The demo's stages in order: the model check (M, before anything starts), scenarios A-D,
 client requests through the selected SCI (R), the forwarders steered by the C-PS with client
 requests through the ingress forwarder (F, controller.demo.steer), and an agent session through
-the step-30 and tail-event episode of the agent draft (G, controller.demo.agent). Each part is
+the step-30 and tail-event episode of the agent draft (G, controller.demo.agent); before them,
+an agent refused a write by access control (N, controller.demo.access). Each part is
 one :class:`Stage`; a part not built yet would say "not yet" rather than being faked.
 """
 
 from __future__ import annotations
 
+from controller.demo.access import ACCESS_CONTROL
 from controller.demo.agent import AGENT_SESSION
 from controller.demo.scenarios import SCENARIOS
 from controller.demo.steer import STEERING
@@ -73,6 +75,7 @@ def requests_land(run: Run) -> Step:
 
 
 STAGES: tuple[Stage, ...] = (
+    ACCESS_CONTROL,
     *SCENARIOS,
     Stage("R", "Client requests (sci-implementation 3, 6)", (requests_land,)),
     STEERING,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from controller.auth.policy import default_policy
 from controller.demo.launch import ROOT
 from controller.types import Json
 
@@ -109,14 +110,21 @@ class Credentials:
     password: str
 
 
-def cps_seed(users: dict[str, str], csci_ids: dict[str, str], heartbeat: int) -> Json:
-    """``--init-data`` of the C-PS: users (name -> crypt hash), the 7.1 attachments of the
-    CSCI-IDs (label -> CSCI-ID), update control with a short heartbeat (expiry 3 x heartbeat)
-    and room for the demo's reports."""
+def cps_seed(
+    users: dict[str, str],
+    groups: dict[str, list[str]],
+    csci_ids: dict[str, str],
+    heartbeat: int,
+) -> Json:
+    """``--init-data`` of the C-PS: users (name -> crypt hash) in the groups of the shipped
+    least-privilege policy (group -> members, controller.auth.policy), the 7.1 attachments of
+    the CSCI-IDs (label -> CSCI-ID), update control with a short heartbeat (expiry 3 x
+    heartbeat) and room for the demo's reports."""
     return {
         "ietf-system:system": {
             "authentication": {"user": [{"name": n, "password": h} for n, h in users.items()]}
         },
+        **default_policy(groups),
         f"{SM}:csci-attachments": {
             "attachment": [
                 {"csci-id": csci_ids[s.label], "egress": s.egress, "site": s.site} for s in SCIS

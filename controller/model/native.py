@@ -38,6 +38,8 @@ _FIND_SIBLING_VAL = _bind(
 )
 _FIND_SIBLING_FIRST = _bind("lyd_find_sibling_first", [_P, _P, ctypes.POINTER(_P)], ctypes.c_int)
 _IMPLICIT_TREE = _bind("lyd_new_implicit_tree", [_P, ctypes.c_uint32, _P], ctypes.c_int)
+_DICT_REMOVE = _bind("lydict_remove", [_P, _P], None)
+_CHANGE_TERM = _bind("lyd_change_term", [_P, ctypes.c_char_p], ctypes.c_int)
 _EXPR_ATOMS = _bind(
     "lys_find_expr_atoms", [_P, _P, _P, _P, ctypes.c_uint32, ctypes.POINTER(_P)], ctypes.c_int
 )
@@ -85,6 +87,20 @@ def has_instance(first: Any, snode: Any) -> bool:
     return rc == lib.LY_SUCCESS and bool(match.value)
 
 
+def find_entry(first: Any, snode: Any, key: str) -> Any:
+    """``lyd_find_sibling_val``: the instance of ``snode`` among ``first``'s siblings with the
+    key predicates (``[k='v']...``) or leaf-list value ``key``, or None (a hash lookup when
+    they have a parent)."""
+    if first == ffi.NULL or not first:
+        return None
+    match = _P()
+    raw = key.encode()
+    rc = int(_FIND_SIBLING_VAL(address(first), address(snode), raw, len(raw), ctypes.byref(match)))
+    if rc != lib.LY_SUCCESS or not match.value:
+        return None
+    return ffi.cast("struct lyd_node *", match.value)
+
+
 def counterpart(first: Any, node: Any) -> Any:
     """``lyd_find_sibling_first``: the instance among ``first``'s siblings matching ``node``
     (same schema node and keys or value; a hash lookup when they have a parent), or None."""
@@ -117,3 +133,15 @@ def expression_atoms(ctx_node: Any, module: Any, expr: Any, prefixes: Any) -> li
     nodes = [atoms.snodes[index] for index in range(int(atoms.count))]
     lib.ly_set_free(atoms, ffi.NULL)
     return nodes
+
+
+def dict_remove(ctx: Any, value: Any) -> None:
+    """``lydict_remove``: drop one reference to a string of the context's dictionary."""
+    _DICT_REMOVE(address(ctx), address(value))
+
+
+def change_term(node: Any, value: str) -> None:
+    """``lyd_change_term``: set the value of a leaf (raises when libyang refuses it)."""
+    result = int(_CHANGE_TERM(address(node), value.encode()))
+    if result not in (lib.LY_SUCCESS, lib.LY_EEXIST, lib.LY_ENOT):
+        raise ValueError(f"lyd_change_term failed ({result})")

@@ -36,6 +36,8 @@ HOST_KEY = "netconf-host-key"
 HOST_KEY_ECDSA = "netconf-host-key-ecdsa"
 HANDSHAKE_TIMEOUT_S = 30.0
 ACCEPT_POLL_S = 0.2
+#: How long a session that ended waits for the client to close the connection first.
+CLOSE_GRACE_S = 2.0
 #: Connections past the session bound that are still served, to be told ``resource-denied``.
 OVERFLOW = 16
 
@@ -49,8 +51,8 @@ class Credentials(Protocol):
     def check_key(self, user: str, algorithm: str, key_data: str) -> bool:
         """Whether the key (algorithm, base64 data) is one of the user's authorized keys."""
 
-    def groups(self, user: str) -> tuple[str, ...]:
-        """The NACM groups of a user."""
+    def principal(self, user: str, transport: str, source: str) -> Principal:
+        """The principal an authenticated user's session runs as."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,8 @@ class NetconfSettings:
     port: int = DEFAULT_PORT
     max_sessions: int = DEFAULT_MAX_SESSIONS
     max_message_size: int = DEFAULT_MAX_MESSAGE
+    #: RFC 6241 as written: refuse base elements without the base namespace (lenient.py).
+    strict: bool = False
 
 
 def host_keys(state_dir: Path) -> tuple[paramiko.PKey, ...]:
@@ -214,14 +218,27 @@ class NetconfServer:
                 return
             assert server.user is not None
             assert server.channel is not None
-            principal = Principal(server.user, self._credentials.groups(server.user))
+            principal = self._credentials.principal(server.user, "netconf", peer)
             NetconfSession(self._env, server.channel, principal, peer).run()
+            _await_peer_close(transport)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             LOG.debug("connection from %s ended: %s", peer, exc)
         finally:
             transport.close()
             with self._lock:
                 self._transports.discard(transport)
+
+
+def _await_peer_close(transport: paramiko.Transport) -> None:
+    """Let the client close the connection after the last reply (RFC 6242 3.2 ends a session
+    by closing the channel; the client then closes SSH).
+
+    Closing the socket at once would make the kernel answer the client's channel close, still
+    on its way, with a TCP reset; the transport's own thread reads it meanwhile.
+    """
+    if not transport.is_active():
+        return
+    transport.join(CLOSE_GRACE_S)
 
 
 def capabilities(yang_library: str, content_id: str, extra: Sequence[str] = ()) -> tuple[str, ...]:

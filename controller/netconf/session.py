@@ -20,12 +20,13 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.confirmed import Actor, ConfirmedCommits
 from controller.netconf.errors import FramingError, netconf_error
 from controller.netconf.framing import Deframer, frame
+from controller.netconf.lenient import qualify_hello, qualify_rpc
 from controller.netconf.messages import (
     BASE_11,
     NamespaceOf,
     build_hello,
     error_reply,
-    parse_hello,
+    hello_capabilities,
     parse_rpc,
     parse_xml,
     reply,
@@ -71,6 +72,7 @@ class SessionEnv:
     max_message_size: int
     max_sessions: int
     events: Callable[[str], None]
+    strict: bool = False  # RFC 6241 as written: no unqualified base elements (lenient.py)
 
 
 class NetconfSession:
@@ -120,7 +122,8 @@ class NetconfSession:
             if hello is None:
                 return
             try:
-                capabilities = parse_hello(hello)
+                root = parse_xml(hello)
+                capabilities = hello_capabilities(root if env.strict else qualify_hello(root))
             except CatsError:
                 env.registry.bad_hello()
                 self._reason = "bad-hello"
@@ -173,7 +176,7 @@ class NetconfSession:
         try:
             root = parse_xml(message)
             attributes = tuple((str(k), str(v)) for k, v in root.attrib.items())
-            rpc = parse_rpc(root)
+            rpc = parse_rpc(root if self._env.strict else qualify_rpc(root))
         except CatsError as exc:
             counters.in_bad_rpcs += 1
             self._errors(attributes, exc.items)
@@ -221,6 +224,7 @@ class NetconfSession:
             start_time=request.start_time,
             stop_time=request.stop_time,
             xpath_filter=self._env.resolve_xpath(xpath) if xpath else None,
+            principal=self._principal,
         )
         self._pending = (subscription, request)
 

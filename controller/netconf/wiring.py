@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
 from controller.model import Schema
 from controller.model.codec import NotificationCodec
-from controller.model.library import module_records
+from controller.model.library import module_capabilities, module_records, module_source
 from controller.model.paths import PathResolver
 from controller.model.schema import project_yang_dir, standard_yang_dirs
 from controller.netconf.confirmed import ConfirmedCommits
@@ -23,6 +25,7 @@ from controller.netconf.sessions import Registry
 from controller.types import DataPath
 
 #: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
+LOG = logging.getLogger("catsctl.netconf")
 NETCONF_MODULES: tuple[str, ...] = ("ietf-netconf", "ietf-netconf-monitoring", "ietf-netconf-nmda")
 NETCONF_FEATURES: dict[str, tuple[str, ...]] = {
     "ietf-netconf": (
@@ -81,7 +84,11 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     records = module_records(schema)
     modules = tuple((r.name, r.revision, r.namespace) for r in records)
     folders = [project_yang_dir(), *yang_dirs, *standard_yang_dirs()]
-    sources = SchemaSources(folders, [(r.name, r.revision) for r in records])
+    sources = SchemaSources(
+        folders,
+        [(r.name, r.revision) for r in records],
+        lambda name, revision, fmt: module_source(schema, name, revision, fmt),
+    )
     server_box: list[NetconfServer] = []
 
     def kill(session_id: int, killed_by: int) -> None:
@@ -89,9 +96,23 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         if info is not None:
             info.kill(killed_by)
 
+    def end_deleted(users: frozenset[str]) -> None:
+        """A deleted user's sessions end at once (RFC 8341: what it may do ends with it)."""
+        gone = [info for info in registry.sessions() if info.user not in users]
+        for info in gone:
+            LOG.info("netconf: session %d of deleted user %s ended", info.session_id, info.user)
+
+        def kill_all() -> None:
+            for info in gone:
+                info.kill(0)
+
+        if gone:  # not under the core lock the caller holds
+            threading.Thread(target=kill_all, daemon=True, name="end-deleted").start()
+
+    core.watch_accounts(end_deleted)
     operations = Operations(core, resolver, registry, confirmed, sources, kill)
     revision, content_id = _library(core)
-    served = capabilities(revision, content_id)
+    served = capabilities(revision, content_id, module_capabilities(records))
     env = SessionEnv(
         core=core,
         operations=operations,
@@ -104,6 +125,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_message_size=settings.max_message_size,
         max_sessions=settings.max_sessions,
         events=publish,
+        strict=settings.strict,
     )
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)

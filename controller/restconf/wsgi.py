@@ -19,7 +19,7 @@ from wsgiref.types import StartResponse, WSGIEnvironment
 
 from controller.datastore.api import Principal
 from controller.errors import ErrorItem, ErrorType
-from controller.restconf.http import HttpReply, HttpRequest
+from controller.restconf.http import ANONYMOUS, HttpReply, HttpRequest
 from controller.restconf.resources import Restconf
 
 LOG = logging.getLogger(__name__)
@@ -29,7 +29,8 @@ REALM = 'Basic realm="restconf", charset="UTF-8"'
 #: Returns the authenticated user of an Authorization header, or None.
 Authenticate = Callable[[str | None], str | None]
 #: Returns the NACM groups of a user.
-GroupsOf = Callable[[str], tuple[str, ...]]
+#: The principal of an authenticated user: (user, transport, source address) -> Principal.
+PrincipalOf = Callable[[str, str, str], Principal]
 
 
 def raw_target(environ: Mapping[str, Any]) -> tuple[str, str]:
@@ -95,13 +96,13 @@ class RestconfApp:
         self,
         restconf: Restconf,
         authenticate: Authenticate,
-        groups_of: GroupsOf,
+        principal_of: PrincipalOf,
         *,
         max_body_size: int,
     ) -> None:
         self._restconf = restconf
         self._authenticate = authenticate
-        self._groups_of = groups_of
+        self._principal_of = principal_of
         self._max_body_size = max_body_size
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -134,16 +135,17 @@ class RestconfApp:
             limit = self._max_body_size
             item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")
             return _with(self._restconf.error_reply(bare, 413, (item,)), "Connection", "close")
-        principal = Principal(user or "anonymous", self._groups_of(user) if user else ())
+        source = str(environ.get("REMOTE_ADDR", ""))
+        principal = self._principal_of(user, "restconf", source) if user else ANONYMOUS
         return self._restconf.handle(replace(bare, body=body, principal=principal))
 
 
 def create_app(
     restconf: Restconf,
     authenticate: Authenticate,
-    groups_of: GroupsOf,
+    principal_of: PrincipalOf,
     *,
     max_body_size: int,
 ) -> RestconfApp:
     """The WSGI application serving every RESTCONF resource."""
-    return RestconfApp(restconf, authenticate, groups_of, max_body_size=max_body_size)
+    return RestconfApp(restconf, authenticate, principal_of, max_body_size=max_body_size)

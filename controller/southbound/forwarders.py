@@ -78,6 +78,10 @@ class RunningReader(Protocol):
         """A subtree of a datastore."""
         ...
 
+    def reveal(self, secret: str) -> str:
+        """The clear text of a stored forwarder password."""
+        ...
+
 
 def netconf_session(spec: ForwarderSpec) -> SteeringSession:
     """A persistent NETCONF session to the forwarder."""
@@ -252,7 +256,7 @@ class SteeringService:
             return set()
         document = core.read(ReadRequest(DatastoreName.RUNNING, FORWARDERS), SYSTEM).document
         loaded: Any = json.loads(document) if document else {}
-        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {})
+        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {}, core.reveal)
         self._etag = etag
         settings = replace(
             self._settings,

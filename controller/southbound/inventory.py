@@ -55,15 +55,22 @@ class Inventory:
         return {f.name: f for f in self.forwarders}
 
 
-def parse_inventory(document: Mapping[str, Any]) -> Inventory:
-    """The inventory of a read of :data:`FORWARDERS` (``{}`` when nothing is configured)."""
+def _as_is(secret: str) -> str:
+    return secret
+
+
+def parse_inventory(
+    document: Mapping[str, Any], reveal: Callable[[str], str] = _as_is
+) -> Inventory:
+    """The inventory of a read of :data:`FORWARDERS` (``{}`` when nothing is configured);
+    ``reveal`` decrypts the stored passwords (``ServerCore.reveal``)."""
     body: Mapping[str, Any] = document.get(f"{MODULE}:forwarders") or {}
     specs = tuple(
         ForwarderSpec(
             str(item["name"]),
             str(item["address"]),
             int(item.get("port", 830)),
-            Credentials(str(item["username"]), str(item.get("password", ""))),
+            Credentials.of(item, reveal),
             frozenset(str(r) for r in item.get("role", ())),
             ForwarderId(str(item.get("ingress-id", item["name"]))),
             tuple(CsId(str(c)) for c in item.get("cs-id", ())),
@@ -94,7 +101,7 @@ class RunningInventory:
                 return self._cached[1]
         document = core.read(ReadRequest(DatastoreName.RUNNING, FORWARDERS), SYSTEM).document
         loaded = json.loads(document) if document else {}
-        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {})
+        inventory = parse_inventory(loaded if isinstance(loaded, dict) else {}, core.reveal)
         with self._guard:
             self._cached = (etag, inventory)
         return inventory

@@ -10,10 +10,12 @@ translated here; only :class:`~controller.southbound.errors.SouthboundError` lea
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import paramiko
@@ -46,10 +48,40 @@ def _shorten_ncclient_tick(tick: float) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Credentials:
-    """The SSH user the C-PS logs in as at its peers (password authentication)."""
+    """The SSH user the C-PS logs in as at a peer: with a private key file when one is
+    configured (public-key authentication), else with the password (in clear here: it was
+    decrypted from running for this use only, and is never printed)."""
 
     username: str
-    password: str
+    password: str = field(default="", repr=False)
+    key_file: str | None = None
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any], reveal: Callable[[str], str]) -> Credentials:
+        """The credentials of a configured login (``username``, ``password``,
+        ``private-key-file``); ``reveal`` decrypts the stored password."""
+        password = str(item.get("password", ""))
+        key_file = item.get("private-key-file")
+        return cls(
+            str(item["username"]),
+            reveal(password) if password else "",
+            None if key_file is None else str(key_file),
+        )
+
+
+def private_key_file(path: str) -> str:
+    """A private key file the C-PS may use: it exists and only its owner can read it (as
+    OpenSSH refuses a key that others can read); an OSError naming what to do otherwise."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise OSError(f"private key file {path}: {exc.strerror}") from exc
+    if stat.S_IMODE(mode) & 0o077:
+        raise OSError(
+            f"private key file {path} is readable by others (mode {stat.S_IMODE(mode):o}); "
+            f"chmod 600 {path}"
+        )
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +197,7 @@ class NetconfPeer:
                 host=host,
                 port=port,
                 username=self._credentials.username,
-                password=self._credentials.password,
+                **self._secret(),
                 hostkey_verify=False,
                 allow_agent=False,
                 look_for_keys=False,
@@ -173,6 +205,13 @@ class NetconfPeer:
             )
             self._session.timeout = self._settings.timeout
         return self._session
+
+    def _secret(self) -> dict[str, Any]:
+        """The key file or the password ncclient logs in with."""
+        credentials = self._credentials
+        if credentials.key_file is not None:
+            return {"key_filename": private_key_file(credentials.key_file), "password": None}
+        return {"password": credentials.password}
 
     def _failed(self, now: float) -> None:
         self._drop()

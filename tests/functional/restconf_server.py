@@ -17,6 +17,7 @@ from typing import Any
 import requests
 
 from controller.auth import hash_password
+from controller.auth.policy import default_policy
 from tests.conftest import ROOT
 from tools.bench.common import stop
 
@@ -106,10 +107,29 @@ def _wait_ready(server: Server) -> None:
     raise RuntimeError(f"catsctl serve did not start:\n{server.stderr()}")
 
 
+def with_admin_policy(document: dict[str, object]) -> dict[str, object]:
+    """A seed with the shipped NACM policy (controller.auth.policy) naming the test admin as
+    its administrator, unless the seed states a policy of its own: with RFC 8341's defaults
+    nobody may write (write-default deny), as on a real first start. Other users are in no
+    group: they may read all but secrets and invoke operations, nothing more."""
+    if "ietf-netconf-acm:nacm" in document:
+        return document
+    return {**document, **default_policy({"admin": [ADMIN[0]]})}
+
+
+def admin_policy(**groups: list[str]) -> dict[str, Any]:
+    """The shipped NACM policy with the test admin as administrator and the extra
+    ``groups`` (name: members, with no rule-list of their own unless a test adds one)."""
+    policy: dict[str, Any] = default_policy({"admin": [ADMIN[0]]})
+    nacm = policy["ietf-netconf-acm:nacm"]
+    nacm["groups"]["group"] += [{"name": n, "user-name": m} for n, m in groups.items()]
+    return policy
+
+
 def write_init(folder: Path, document: dict[str, object]) -> Path:
-    """Write an --init-data file (JSON)."""
+    """Write an --init-data file (JSON), with the admin policy of :func:`with_admin_policy`."""
     path = folder / "init.json"
-    path.write_text(json.dumps(document))
+    path.write_text(json.dumps(with_admin_policy(document)))
     return path
 
 

@@ -2,9 +2,9 @@
 
 Each test checks the error-tag, its error-type and, where Appendix A names one, its error-info.
 
-- ``access-denied`` comes from ``catsctl serve --read-only-group readers``: the members of that
-  NACM group (``ietf-netconf-acm:nacm/groups``) may read but not write, through the core's
-  AccessCheck seam (NACM rules themselves are not served yet).
+- ``access-denied`` comes from ``catsctl serve --read-only-group readers``: the rule-list it
+  puts first in running denies the members of that NACM group every write (RFC 8341); a
+  denied data write is an ``application`` error, a denied operation a ``protocol`` one.
 - ``resource-denied`` is the session bound (``--netconf-max-sessions``) of a second server.
 - ``rollback-failed``: rollback-on-error never needs a rollback here (an edit is one
   transaction that is made current only when all of it succeeded) and discard-changes only
@@ -34,7 +34,13 @@ from tests.functional.netconf_client import (
     only_error,
     operation,
 )
-from tests.functional.restconf_server import ADMIN, Server, seeded_server, small_bench
+from tests.functional.restconf_server import (
+    ADMIN,
+    Server,
+    admin_policy,
+    seeded_server,
+    small_bench,
+)
 
 pytestmark = pytest.mark.functional
 BL = "urn:example:bench-list"
@@ -56,9 +62,7 @@ def seed() -> dict[str, object]:
     document: dict[str, Any] = small_bench()
     users = document["ietf-system:system"]["authentication"]["user"]
     users.append({"name": READER[0], "password": users[0]["password"]})
-    document["ietf-netconf-acm:nacm"] = {
-        "groups": {"group": [{"name": "readers", "user-name": [READER[0]]}]}
-    }
+    document.update(admin_policy(readers=[READER[0]]))
     document["rc-test:top"] = {"link": [{"from": "a", "to": "b", "speed": 1}]}
     return document
 
@@ -148,7 +152,7 @@ def test_access_denied_for_a_read_only_group(server: Server) -> None:
         source = operation("get-config")
         etree.SubElement(etree.SubElement(source, NC + "source"), NC + "running")
         data = session.rpc(source)
-    assert (item["type"], item["tag"]) == ("protocol", "access-denied")
+    assert (item["type"], item["tag"]) == ("application", "access-denied")
     assert data.findtext(f"{NC}data/{{{BL}}}bench/{{{BL}}}entry/{{{BL}}}name") == "one"
 
 

@@ -211,6 +211,7 @@ def _csma_config(candidates: list[drafts.Spec], cps_port: int) -> Json:
 def rpc(runs: int) -> tuple[float, float]:
     """The evaluate RPC over RESTCONF against a real C-PS and a real C-SMA."""
     from controller.auth import hash_password  # noqa: PLC0415
+    from controller.auth.policy import default_policy  # noqa: PLC0415
 
     admin = ("admin", "bench-secret")
     users = [
@@ -227,6 +228,7 @@ def rpc(runs: int) -> tuple[float, float]:
         csma_file.write_text(json.dumps(_csma_config(candidates, port)))
         seed = {
             "ietf-system:system": {"authentication": {"user": users}},
+            **default_policy({"admin": [admin[0]], "csma": ["csma-1"]}),
             f"{AS}:agent-selection": drafts.config(candidates, csma_nc),
         }
         init = folder / "cps" / "init.json"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from controller.auth import hash_password
+from controller.auth.policy import default_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 YANG_DIR = ROOT / "tests" / "yang"
@@ -48,8 +49,10 @@ class Figure:
     p99_ms: float
 
 
-def seed(size: int) -> dict[str, object]:
-    """Running at start: the bench user, the targets and ``size`` entries."""
+def seed(size: int, nacm: dict[str, object] | None = None) -> dict[str, object]:
+    """Running at start: the bench user, the targets and ``size`` entries; the bench user is
+    the administrator of the shipped access-control policy unless ``nacm`` gives another
+    (``ietf-netconf-acm:nacm`` members)."""
     entries = [
         {
             "id": key,
@@ -60,10 +63,14 @@ def seed(size: int) -> dict[str, object]:
         }
         for key in range(size)
     ]
+    policy = default_policy({"admin": [USER]})
+    if nacm is not None:
+        policy = {"ietf-netconf-acm:nacm": nacm}
     return {
         "ietf-system:system": {
             "authentication": {"user": [{"name": USER, "password": hash_password(PASSWORD)}]}
         },
+        **policy,
         "bench-list:bench": {
             "target": [{"name": f"t{n}"} for n in range(TARGETS)],
             "entry": entries,

@@ -90,3 +90,24 @@ def read_json(core: Core, path: str | None, datastore: DatastoreName = RUNNING) 
     request = ReadRequest(datastore, None if path is None else DataPath(path))
     result = core.read(request, SYSTEM)
     return None if result.document is None else json.loads(result.document)
+
+
+def nacm_rule(name: str, action: str, *, access: str = "*", **target: str) -> dict[str, str]:
+    """One NACM rule (``path``, ``rpc_name``, ... as keyword arguments)."""
+    rule = {"name": name, "module-name": "*", "access-operations": access, "action": action}
+    rule.update({key.replace("_", "-"): value for key, value in target.items()})
+    return rule
+
+
+def nacm_policy(user: str, *rules: dict[str, str]) -> Edit:
+    """An edit that puts ``user`` in its own group, with ``rules`` as that group's rule-list
+    (RFC 8341), as the server's own action would."""
+    policy = {
+        "groups": {"group": [{"name": f"{user}-group", "user-name": [user]}]},
+        "rule-list": [{"name": f"{user}-rules", "group": [f"{user}-group"], "rule": list(rules)}],
+    }
+    return Edit(
+        EditOperation.MERGE,
+        DataPath("/ietf-netconf-acm:nacm"),
+        json.dumps({"ietf-netconf-acm:nacm": policy}),
+    )

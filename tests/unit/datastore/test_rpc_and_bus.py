@@ -20,7 +20,7 @@ from controller.datastore.api import (
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.types import DataPath, SchemaPath
-from tests.unit.datastore.conftest import RUNNING, create, item, item_path
+from tests.unit.datastore.conftest import RUNNING, create, item, item_path, nacm_policy, nacm_rule
 
 ADD = "/core-test:add"
 
@@ -115,6 +115,7 @@ def test_live_subscription_with_xpath_filter(core: Core) -> None:
 
 
 def test_config_change_event_names_the_edit(core: Core) -> None:
+    core.edit(RUNNING, [nacm_policy("alice", nacm_rule("all", "permit"))], SYSTEM)
     subscription = core.subscribe("NETCONF")
     core.edit(RUNNING, [create(item_path(2), item(2))], Principal("alice"), session="12")
     subscription.close()

@@ -54,13 +54,15 @@ def test_the_csma_and_cnma_accept_their_configurations(tmp_path: Path) -> None:
 
 def test_the_cps_seed_attaches_each_csci_id_at_its_draft_egress() -> None:
     ids = {s.label: s.csci_id(s.preferred_port) for s in t.SCIS}
-    seed = t.cps_seed({"admin": "$6$x"}, ids, heartbeat=2)
+    seed = t.cps_seed({"admin": "$6$x"}, {"admin": ["admin"]}, ids, heartbeat=2)
     attachments = seed[f"{t.SM}:csci-attachments"]["attachment"]
     assert {a["csci-id"]: a["egress"] for a in attachments} == {
         "127.3.67.3:20067": t.CF2,
         "127.3.67.3:20068": t.CF2,
         "127.3.67.4:20069": t.CF3,
     }
+    groups = seed["ietf-netconf-acm:nacm"]["groups"]["group"]
+    assert groups == [{"name": "admin", "user-name": ["admin"]}]  # least privilege: only it
 
 
 @pytest.mark.parametrize("argv", [["--only", "AX"], ["--congested-delay", "1"]])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from controller.datastore.api import (
+    SYSTEM,
     DatastoreName,
     Edit,
     Notification,
@@ -100,8 +101,17 @@ class FakeCore:
         start_time: datetime | None = None,
         stop_time: datetime | None = None,
         xpath_filter: str | None = None,
+        principal: Principal = SYSTEM,
     ) -> Subscription:
         raise NotImplementedError
+
+    def authorize(self, principal: Principal, module: str, name: str) -> None:
+        """Everything is permitted here (NACM is the core's, tested there)."""
+
+    def watch_accounts(self, watcher: Callable[[frozenset[str]], None]) -> None: ...
+
+    def reveal(self, secret: str) -> str:
+        return secret
 
     def publish(self, stream: str, document: str) -> Notification:
         raise NotImplementedError

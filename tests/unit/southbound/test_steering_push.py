@@ -146,6 +146,9 @@ class FakeRunning:
     def read(self, request: ReadRequest, principal: Principal) -> ReadResult:
         return ReadResult(self.document, self.revision(request.datastore, request.path))
 
+    def reveal(self, secret: str) -> str:
+        return secret
+
 
 def test_the_planner_re_evaluates_only_the_affected_pairs() -> None:
     asked: list[tuple[CsId, ForwarderId]] = []
