@@ -47,7 +47,10 @@ from controller.types import Json
 
 EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
 KEPT, OTHER = "C", "B"  # C holds the working set; B reports more free capacity
-GATEWAY_TIMEOUT_S = 60.0
+# The first submit-descriptor compiles the C-PS's C-SMA schema and opens an SSH session to
+# each C-SMA in turn: 11 s at load 11 on 2 cores, past the gateway's default of 10 s per request.
+GATEWAY_REQUEST_S = 60.0
+GATEWAY_TIMEOUT_S = 300.0
 RULE_TIMEOUT_S = 15.0
 STEP = (1, 30)  # turn, step of the episode
 HTTP_OK = 200
@@ -165,6 +168,8 @@ def episode_played(run: Run) -> Step:
             str(secret),
             "--log",
             str(exchanges),
+            "--timeout",
+            f"{GATEWAY_REQUEST_S:g}",
         ],
         timeout=GATEWAY_TIMEOUT_S,
     )
