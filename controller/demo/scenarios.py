@@ -17,7 +17,7 @@ from controller.demo.bed import Entries
 from controller.demo.expect import Expectation
 from controller.demo.steps import Run, Stage, Step, decide
 from controller.demo.table import number
-from controller.demo.topology import BY_LABEL, CF2, CF3, SM
+from controller.demo.topology import ACCESS_MS, BY_LABEL, CF2, CF3, SM
 
 ARS = ("SCI-1", "SCI-3")
 ALL = ("SCI-1", "SCI-2", "SCI-3")
@@ -213,15 +213,22 @@ def price_12(run: Run) -> Step:
 
 
 def _equalize(run: Run) -> str:
-    """Set CF-2's delay so that CT1 + delay = CT3 + 6 (the draft's "network change")."""
+    """Set CF-2's delay so that CT1 + delay = CT3 + 6 (the draft's "network change"); when
+    SCI-1's measured Computing Time is so far above SCI-3's that CF-2 would need less than
+    its access link (a negative delay was seen at load 36), CF-2 keeps its 8 ms and CF-3 is
+    set so that CT3 + delay = CT1 + 8. Which path changed, and to what."""
     sci1, sci3 = _ars(run)
     table = run.bed.cst()
     ct1, ct3 = _ct(table[sci1]), _ct(table[sci3])
     if ct1 is None or ct3 is None:
         raise RuntimeError("no Computing Time in the CST")
     delay = ct3 + Decimal(PATH_MS[CF3]) - ct1
-    run.bed.set_paths({CF2: str(delay)})
-    return str(delay)
+    if delay >= ACCESS_MS:
+        run.bed.set_paths({CF2: str(delay), CF3: PATH_MS[CF3]})
+        return f"CF-2 at {delay} ms"
+    delay = ct1 + Decimal(PATH_MS[CF2]) - ct3
+    run.bed.set_paths({CF2: PATH_MS[CF2], CF3: str(delay)})
+    return f"CF-3 at {delay} ms"
 
 
 def _on_equal_tst(
@@ -248,7 +255,7 @@ def equal_tst(run: Run) -> Step:
         feasible=(sci1, sci3),
         equal_tst=True,
     )
-    title = "equal TST (CF-2 at {delay} ms): maximize-gas picks SCI-3, the higher GAS"
+    title = "equal TST ({delay}): maximize-gas picks SCI-3, the higher GAS"
     return _on_equal_tst(run, ("D3", title), expected, _price(12))
 
 
@@ -262,7 +269,7 @@ def tie_break(run: Run) -> Step:
         feasible=(sci1, sci3),
         equal_tst=True,
     )
-    title = "equal TST (CF-2 at {delay} ms), no objective: tie-break highest-gas"
+    title = "equal TST ({delay}), no objective: tie-break highest-gas"
     step = _on_equal_tst(run, ("D4", title), expected, _price(12, []))
     run.bed.set_paths(PATH_MS)
     return step
