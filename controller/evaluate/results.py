@@ -5,7 +5,9 @@
 - cache hit ratio: prompt tokens served from a cache over all prompt tokens;
 - cross-region share: requests served outside their ingress's region;
 - estimated/stale: decisions whose chosen candidate's values were estimates (the selection
-  code said so) or stale (the decider held nothing newer than two reporting intervals).
+  code said so: a C-SMA's first advertisement, or the C-PS's own dispatch accounting since the
+  last report) or stale (older than their freshness bound, three reporting intervals and a
+  second, :func:`controller.evaluate.reporting.freshness`).
 """
 
 from __future__ import annotations
