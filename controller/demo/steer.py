@@ -48,6 +48,7 @@ REDECIDE_S = 2.0  # the ingress holding another entry this long: the steering mo
 POLL_S = 0.1
 STEER_TRIES = 3
 SINGLE_SENDS = 5 * REQUESTS  # one-at-a-time sends to find REQUESTS under a steady entry
+ONE_AT_A_TIME = "the steering kept following newer reports"
 CS_ID = CS_IDS[0]
 CSCI_HEADER = "CATS-CSCI-Id"
 
@@ -211,25 +212,52 @@ def _one_by_one(run: Run, feasible: tuple[str, ...]) -> tuple[list[str], list[st
             skipped += 1
             continue
         judged.append((held[0], landing))
+    steered = sorted({csci_id for csci_id, _ in judged})
+    header = ["SCI", "egress", f"replies naming it ({CSCI_HEADER})", "requests served"]
+    lines = [
+        f"    -> {ONE_AT_A_TIME}: {len(judged)} requests sent one at a time under a steady entry "
+        f"({skipped} skipped while it moved), steered to "
+        + ", ".join(labels.get(c, c) for c in steered),
+        *grid(header, landing_rows(_total(judged), labels)),
+    ]
+    scis = {csci_id: run.bed.label_of(csci_id) for csci_id in steered}
+    return lines, judged_problems(judged, feasible, scis, labels)
+
+
+def _total(judged: list[tuple[str, Landing]]) -> Landing:
+    """The landings of requests sent one at a time, as one batch."""
+    served: dict[str, int] = {}
+    for _, landing in judged:
+        for name, count in landing.served.items():
+            served[name] = served.get(name, 0) + count
+    return Landing(
+        tuple(status for _, landing in judged for status in landing.statuses),
+        tuple(named for _, landing in judged for named in landing.named),
+        served,
+    )
+
+
+def judged_problems(
+    judged: list[tuple[str, Landing]],
+    feasible: tuple[str, ...],
+    scis: Mapping[str, str | None],
+    labels: Mapping[str, str],
+) -> list[str]:
+    """Every request judged one at a time (with the CSCI-ID the ingress held around it) that
+    did not land behind that SCI, a feasible one; and too few judged. ``scis`` gives each
+    held CSCI-ID's SCI label (``SCI-3``), ``labels`` its full name."""
     problems = []
     if len(judged) < REQUESTS:
         problems.append(f"only {len(judged)} of {SINGLE_SENDS} requests saw a steady entry")
-    steered = sorted({csci_id for csci_id, _ in judged})
-    for csci_id in steered:
-        if csci_id not in feasible:
-            problems.append(f"the ingress held {labels.get(csci_id, csci_id)}, not feasible")
+    for csci_id in sorted({csci_id for csci_id, _ in judged} - set(feasible)):
+        problems.append(f"the ingress held {labels.get(csci_id, csci_id)}, not feasible")
     for csci_id, landing in judged:
-        label = run.bed.label_of(csci_id)
+        label = scis.get(csci_id)
         if label is None:
             problems.append(f"the ingress held an unknown CSCI-ID {csci_id}")
             continue
         problems += landing_problems(landing, label, csci_id)
-    lines = [
-        f"    the steering kept following newer reports: {len(judged)} requests sent one at a "
-        f"time under a steady entry ({skipped} skipped while it moved), steered to "
-        + ", ".join(labels.get(c, c) for c in steered)
-    ]
-    return lines, problems
+    return problems
 
 
 def _steered_once(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.demo.steer import ONE_AT_A_TIME
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.functional
@@ -213,8 +214,14 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
         sci = held(blocks[step])
         if MARGIN not in blocks[step]:
             assert f"{sci} " in WINNERS[step], blocks[step]
-        expected = {label: (10, 10) if label == sci else (0, 0) for label in ("SCI-1", "SCI-3")}
-        assert landed(blocks[step]) == expected | {"SCI-2": (0, 0)}, blocks[step]
+        if ONE_AT_A_TIME in blocks[step]:  # the steering followed reports within the noise
+            found = landed(blocks[step])
+            assert found["SCI-2"] == (0, 0), blocks[step]
+            assert all(named == served for named, served in found.values()), blocks[step]
+            assert sum(named for named, _ in found.values()) == 10, blocks[step]
+        else:
+            expected = {label: (10, 10) if label == sci else (0, 0) for label in ("SCI-1", "SCI-3")}
+            assert landed(blocks[step]) == expected | {"SCI-2": (0, 0)}, blocks[step]
         assert "C-PS southbound to the ingress: connected, in-sync true" in blocks[step]
     assert "    ingress   | 10.0.0.1     | ingress | http://127.0.0.1:" in out
     assert_the_agent_session_went_as_the_draft_says(blocks)
