@@ -13,9 +13,10 @@ lands anywhere but behind the SCI that the decision selected.
 
 When the draft's margin is inside the measurements' noise, the C-PS rightly re-steers on
 every newer report that reorders the TSTs, and on a loaded machine it may do so during every
-batch. After :data:`STEER_TRIES` such batches the requests are then judged one at a time: each
-one sent while the ingress held the same feasible SCI before and after it must land behind
-that SCI, and the reply must name it.
+batch (the C-PS's push count for the ingress tells, even when the entry came back). After
+:data:`STEER_TRIES` such batches the requests are then judged one at a time: each one sent
+while the ingress held the same feasible SCI, with no push, must land behind that SCI, and the
+reply must name it.
 """
 
 from __future__ import annotations
@@ -198,17 +199,18 @@ def _steered(
 
 def _one_by_one(run: Run, feasible: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """Requests sent one at a time, each judged against the entry the ingress held just before
-    and just after it (skipped when the entry moved meanwhile): it must land behind that SCI,
-    a feasible one. The lines and the problems."""
+    and just after it (skipped when the C-PS pushed to the ingress meanwhile): it must land
+    behind that SCI, a feasible one. The lines and the problems."""
     labels = run.bed.labels
     judged: list[tuple[str, Landing]] = []
     skipped = 0
     for _ in range(SINGLE_SENDS):
         if len(judged) == REQUESTS:
             break
-        held = _held(run)
+        held, pushed = _held(run), _pushes(run)
         landing = send_through_ingress(run, 1)
-        if _held(run) != held or held[2] != "active" or held[0] is None:
+        moved = _held(run) != held or _pushes(run) != pushed
+        if moved or held[2] != "active" or held[0] is None:
             skipped += 1
             continue
         judged.append((held[0], landing))
@@ -300,9 +302,10 @@ def _steered_once(
         sent, found = _one_by_one(run, expected.feasible)
         lines += [*sent, _session_line(run)]
         return Step(step[0], step[1], tuple(lines), tuple(problems + found))
+    pushed = _pushes(run)
     landing = send_through_ingress(run, REQUESTS)
-    if _held(run) != (csci_id, egress, "active"):
-        return None
+    if _held(run) != (csci_id, egress, "active") or _pushes(run) != pushed:
+        return None  # moved, perhaps away and back (seen at load 42)
     header = ["SCI", "egress", f"replies naming it ({CSCI_HEADER})", "requests served"]
     lines += [
         f"    -> {REQUESTS} client requests through the ingress forwarder "
@@ -313,6 +316,12 @@ def _steered_once(
     problems += landing_problems(landing, label, csci_id)
     lines.append(_session_line(run))
     return Step(step[0], step[1], tuple(lines), tuple(problems))
+
+
+def _pushes(run: Run) -> object:
+    """How many times the C-PS has pushed steering to the ingress forwarder: a change between
+    two reads is a move, even one that came back to the same entry."""
+    return session_state(run.bed.cps, INGRESS_NAME).get("pushes")
 
 
 def _session_line(run: Run) -> str:
