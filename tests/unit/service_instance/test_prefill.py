@@ -63,7 +63,7 @@ def test_prefills_run_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(engine.cache.blocks) == 5
 
 
-BAD_PROMPTS = [
+BAD_PROMPTS: list[object] = [
     None,
     [],
     {"hash_ids": [], "input_length": 5},
