@@ -75,7 +75,7 @@ WINNERS = {
 }
 
 
-MARGIN = "    margin: the measured TSTs ("
+MARGIN = "checked the invariant: the C-PS chose the minimum TST among the values it held"
 OBJECTIVE_STEPS = {
     "D2": "decided by objective (minimize-latency)",
     "D3": "decided by objective (maximize-gas)",
