@@ -22,6 +22,7 @@ from controller.agent_selection import (
 )
 from controller.agent_selection import register as register_agent_selection
 from controller.agent_selection.csmas import ConfiguredStateAgents, NetconfLogins
+from controller.agent_selection.feeds import NetconfSubscriptions
 from controller.agent_selection.forwarders import ForwarderSteering
 from controller.datastore.api import Registrations
 from controller.server import Composed, Host, Hosted, ServeSettings
@@ -41,13 +42,21 @@ def _service_metrics(
     service_metrics = ServiceMetrics(
         config,
         publish=host.publish,
-        state_dir=host.settings.state_dir,  # the report-sender ledger (replay protection)
+        state_dir=host.settings.state_dir,  # the sender ledger (replay protection), decisions
+        decision_max_age=host.settings.decision_max_age,
     )
     register_cps(registrations, service_metrics)  # plugins may replace its entries
-    steering = SteeringService(host.core, service_metrics.steering_outcomes)  # southbound
+    registrations.rpcs[PROVENANCE] = service_metrics.steering_provenance
+    steering = SteeringService(  # southbound; each new service entry names its decision
+        host.core, service_metrics.steering_outcomes, provenance=service_metrics
+    )
     service_metrics.on_tables_changed = steering.on_tables_changed
     registrations.state[FORWARDERS] = steering.state
     return service_metrics, steering, config
+
+
+#: cats-controller-admin's steering-provenance, answered from the C-PS's decision archive.
+PROVENANCE = SchemaPath("/cats-controller-admin:steering-provenance")
 
 
 def install_service_metrics(registrations: Registrations, host: Host) -> Hosted:
@@ -87,7 +96,10 @@ def install_agent_selection(
     steering instructions to ``steering`` (to nobody when None)."""
     config = RunningAgentConfig(host.core)
     agents = ConfiguredStateAgents(config, NetconfLogins(PeerSettings(timeout=CSMA_TIMEOUT_S)))
-    settings = AgentSelectionSettings(state_dir=host.settings.state_dir)  # reuse-key scope
+    settings = AgentSelectionSettings(
+        state_dir=host.settings.state_dir,  # reuse-key scope
+        subscribe=NetconfSubscriptions(PeerSettings(timeout=CSMA_TIMEOUT_S)),
+    )
     if steering is not None:
         settings = replace(settings, steering=steering)
     service = AgentSelection(config, agents, publish=host.publish, settings=settings)

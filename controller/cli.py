@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from controller import __version__
+from controller.commandline import DefaultsShown, add_operations_arguments
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
 from controller.evaluate.cli import add_parsers as add_evaluate_parsers
 from controller.model import Encoding, InstanceKind, ModelError, Schema
+from controller.operator.commands import add_parsers as add_operator_parsers
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -23,14 +24,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     from controller.app import serve  # noqa: PLC0415
     from controller.netconf.server import NetconfSettings  # noqa: PLC0415
+    from controller.observability.logs import configure  # noqa: PLC0415
     from controller.restconf.server import ListenSettings, TlsSettings  # noqa: PLC0415
     from controller.server import ServeSettings  # noqa: PLC0415
 
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    try:
+        configure(verbose=args.verbose, log_format=args.log_format, levels=args.log_level)
+    except ValueError as exc:
+        print(f"catsctl serve: {exc}", file=sys.stderr)
+        return 2
     tls = None
     if args.tls_cert or args.tls_key:
         if not (args.tls_cert and args.tls_key):
@@ -69,12 +71,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         netconf,
         read_only_groups=tuple(args.read_only_group),
         recovery_user=args.recovery_user,
+        history_size=args.history_size,
+        decision_max_age=args.decision_max_age,
+        audit_size=args.audit_size,
+        metrics_address=args.metrics_address,
         features=tuple(features),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    return serve(settings, stop)
+    try:
+        return serve(settings, stop)
+    except OSError as exc:  # a port in use, an unwritable state directory
+        print(f"catsctl serve: {exc}", file=sys.stderr)
+        return 1
 
 
 def _cmd_hash_password(args: argparse.Namespace) -> int:
@@ -129,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
     _add_serve(commands)
     _add_agents(commands)
+    add_operator_parsers(commands)
 
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"
@@ -167,8 +178,20 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         DEFAULT_PORT,
     )
 
-    serve = commands.add_parser("serve", help="run the C-PS (RESTCONF and NETCONF servers)")
-    serve.add_argument("--state-dir", type=Path, default=Path("state"), metavar="DIR")
+    serve = commands.add_parser(
+        "serve",
+        help="run the C-PS (RESTCONF and NETCONF servers)",
+        description="Run the C-PS: RESTCONF and NETCONF over one datastore, with commit "
+        "history, audit, and /metrics, /healthz and /readyz on a management listener.",
+        formatter_class=DefaultsShown,
+    )
+    serve.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path("state"),
+        metavar="DIR",
+        help="datastores, journal, history, audit and host keys (created 0700)",
+    )
     serve.add_argument(
         "--yang-dir",
         type=Path,
@@ -204,10 +227,14 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "handlers and commit hooks (controller.plugins; repeatable, applied in order)"
         ),
     )
-    serve.add_argument("--restconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
-    serve.add_argument("--restconf-port", type=int, default=DEFAULT_PORT, metavar="PORT")
+    serve.add_argument(
+        "--restconf-address", default=DEFAULT_ADDRESS, metavar="ADDR", help="RESTCONF listens here"
+    )
+    serve.add_argument(
+        "--restconf-port", type=int, default=DEFAULT_PORT, metavar="PORT", help="RESTCONF port"
+    )
     serve.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve HTTPS")
-    serve.add_argument("--tls-key", type=Path, metavar="PEM")
+    serve.add_argument("--tls-key", type=Path, metavar="PEM", help="the key of --tls-cert")
     serve.add_argument(
         "--tls-client-ca", type=Path, metavar="PEM", help="require client certificates"
     )
@@ -218,7 +245,9 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="BYTES",
         help="larger request bodies get 413",
     )
-    serve.add_argument("--netconf-address", default=DEFAULT_ADDRESS, metavar="ADDR")
+    serve.add_argument(
+        "--netconf-address", default=DEFAULT_ADDRESS, metavar="ADDR", help="NETCONF listens here"
+    )
     serve.add_argument(
         "--netconf-port",
         type=int,
@@ -268,7 +297,29 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "session, for a policy that locks everybody out); each such session is logged"
         ),
     )
-    serve.add_argument("-v", "--verbose", action="store_true")
+    serve.add_argument(
+        "--history-size",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="commits of running kept for rollback and compare (0: no history)",
+    )
+    serve.add_argument(
+        "--audit-size",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="audit records kept before the oldest are rotated out",
+    )
+    serve.add_argument(
+        "--decision-max-age",
+        type=float,
+        default=7 * 24 * 3600.0,
+        metavar="SECONDS",
+        help="decision records older than this are dropped (their count is bounded by "
+        "the policy's decision-retention); the retained ones survive a restart",
+    )
+    add_operations_arguments(serve, "serve")
     serve.set_defaults(handler=_cmd_serve)
 
 
@@ -281,6 +332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CatsError as exc:
         for item in exc.items:
             print(f"catsctl {args.command}: {item}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:  # a listener's port in use, a bad --log-level
+        print(f"catsctl {args.command}: {exc}", file=sys.stderr)
         return 1
     return code
 

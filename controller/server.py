@@ -21,6 +21,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+from controller import audit
+from controller.admin import Admin, ConfirmedCommit, ConfirmRequest
+from controller.admin import register as register_admin
+from controller.audit import Event, SqliteAudit, SqliteHistory
 from controller.auth import LocalUsers
 from controller.auth.policy import read_only_rule_list
 from controller.datastore.api import (
@@ -29,17 +33,19 @@ from controller.datastore.api import (
     Edit,
     EditOperation,
     InsertWhere,
+    Principal,
     ReadRequest,
     Registrations,
     Revision,
 )
-from controller.datastore.core import Core
+from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
 from controller.model.codec import NotificationCodec
 from controller.model.paths import PathResolver
 from controller.model.schema import SERVER_FEATURES, SERVER_MODULES, modules_in, project_yang_dir
+from controller.netconf.confirmed import DEFAULT_TIMEOUT, Actor, CommitParams
 from controller.netconf.server import NetconfSettings
 from controller.netconf.wiring import (
     NETCONF_FEATURES,
@@ -47,6 +53,7 @@ from controller.netconf.wiring import (
     NetconfParts,
     build_netconf,
 )
+from controller.observability.listener import Readiness, start_management
 from controller.plugins import apply_plugins
 from controller.restconf.auth import Authenticator
 from controller.restconf.resources import Restconf, ServerInfo
@@ -73,6 +80,11 @@ class ServeSettings:
     #: 7.20.1; a module of a --yang-dir has none otherwise), as (module, feature) pairs.
     features: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     recovery_user: str | None = field(default=None, kw_only=True)  # RFC 8341 3.2
+    history_size: int = field(default=1000, kw_only=True)  # commits kept; 0: no history
+    audit_size: int = field(default=100_000, kw_only=True)  # audit records before rotation
+    metrics_address: str | None = field(default=None, kw_only=True)  # None: loopback default
+    metrics: bool = field(default=True, kw_only=True)  # the management listener at all
+    decision_max_age: float = field(default=7 * 24 * 3600.0, kw_only=True)  # C-PS decisions
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -186,9 +198,27 @@ def seed_running(core: Core, init_data: Path) -> Revision:
     encoding = Encoding.XML if init_data.suffix.lower() == ".xml" else Encoding.JSON
     text = init_data.read_text(encoding="utf-8")
     LOG.info("seeding running from %s", init_data)
-    return core.edit(
-        DatastoreName.RUNNING, [Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)], SYSTEM
-    )
+    edit = Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)
+    with audit.annotated(operation="init-data", comment=f"seeded from {init_data.name}"):
+        return core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+
+
+def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:
+    """cats-controller-admin's confirmed commit, run by NETCONF's confirmed-commit state (RFC
+    6241 8.4): over RESTCONF (no session) the owner is session 0, so the commit is confirmed
+    by any later confirming commit or rolled back at its timeout."""
+
+    def run(principal: Principal, session: str | None, request: ConfirmRequest) -> None:
+        actor = Actor(int(session) if session and session.isdigit() else 0, principal.user)
+        params = CommitParams(
+            confirmed=request.timeout is not None,
+            timeout=request.timeout or DEFAULT_TIMEOUT,
+            persist=request.persist,
+            persist_id=request.persist_id,
+        )
+        parts.confirmed.commit(actor, principal, params)
+
+    return run
 
 
 class Application:
@@ -209,17 +239,35 @@ class Application:
         )
         fresh = is_new_state_dir(settings.state_dir)  # before an installer keeps files there
         private_state_dir(settings.state_dir)
+        size = settings.history_size
+        self.history = SqliteHistory(settings.state_dir, size) if size > 0 else None
+        self.audit = SqliteAudit(settings.state_dir, settings.audit_size)
+        audit.install(self.audit)
+        admin = Admin(
+            lambda: self.core, self.history, self.audit, kept=size, confirmed=self._confirmed
+        )
+        register_admin(registrations, admin)
         self.hosted = installer(
             registrations, Host(settings, lambda: self.core, self._publish_notification)
         )
         try:
             apply_plugins(settings.plugins, registrations)
-            self.core = Core(self.schema, settings.state_dir, registrations)
+            self.core = Core(
+                self.schema, settings.state_dir, registrations, CoreSettings(history=self.history)
+            )
         except BaseException:
+            self._close_records()
             self.schema.close()
             raise
         if fresh and settings.init_data is not None:
             seed_running(self.core, settings.init_data)
+        elif settings.init_data is not None:
+            LOG.warning(
+                "--init-data %s ignored: the state directory %s already holds the datastores "
+                "(it seeds a new state directory only)",
+                settings.init_data,
+                settings.state_dir,
+            )
         ensure_read_only_groups(self.core, settings.read_only_groups)
         resolver = PathResolver(self.schema.context)
         started = datetime.now(UTC)
@@ -242,6 +290,17 @@ class Application:
             settings.yang_dirs,
             users,
         )
+
+    def _confirmed(self) -> ConfirmedCommit | None:
+        if self.netconf is None or self.settings.netconf.port <= 0:
+            return None
+        return confirmed_commit(self.netconf)
+
+    def _close_records(self) -> None:
+        audit.install(None)
+        self.audit.close()
+        if self.history is not None:
+            self.history.close()
 
     def _publish_notification(self, document: dict[str, object]) -> None:
         """Put an application notification on the NETCONF stream (validated by the core)."""
@@ -272,6 +331,7 @@ class Application:
                 self.server.stop()
                 self.hosted.close()
                 raise
+        audit.record(Event.SERVER_START, SYSTEM.user, detail=f"state in {self.settings.state_dir}")
         return self
 
     def __exit__(
@@ -286,7 +346,17 @@ class Application:
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.core.close()
+        audit.record(Event.SERVER_STOP, SYSTEM.user, detail="stopped")
+        self._close_records()
         self.schema.close()
+
+
+def southbound_ready(hosted: Hosted) -> bool:
+    """Whether the application's southbound sessions are up (an application without any, or
+    whose running parts do not say, is ready)."""
+    parts = hosted.parts if isinstance(hosted, Composed) else (hosted,)
+    checks = [getattr(part, "southbound_ready", None) for part in parts]
+    return all(check() for check in checks if callable(check))
 
 
 def serve(
@@ -295,8 +365,27 @@ def serve(
     stop: threading.Event | None = None,
 ) -> int:
     """Run the server with ``installer``'s application until ``stop`` is set; returns the
-    exit code."""
-    with Application(settings, installer):
-        LOG.info("serving; state in %s", settings.state_dir)
-        (stop or threading.Event()).wait()
+    exit code. The management listener (``/readyz``) starts first, so that it answers "not
+    ready" while the datastore loads; SIGTERM (``stop``) makes it not ready, then the servers
+    stop taking requests, the application persists what it holds and the sessions end."""
+    readiness = Readiness()
+    for check in ("datastore", "northbound"):
+        readiness.expect(check)
+    management = (
+        start_management(settings.metrics_address, "serve", readiness) if settings.metrics else None
+    )
+    try:
+        application = Application(settings, installer)
+        readiness.done("datastore")
+        with application:
+            readiness.done("northbound")
+            readiness.set("southbound", lambda: southbound_ready(application.hosted))
+            LOG.info("serving; state in %s", settings.state_dir)
+            (stop or threading.Event()).wait()
+            readiness.expect("stopping")
+            LOG.info("stopping: draining requests, persisting state, closing sessions")
+        LOG.info("stopped")
+    finally:
+        if management is not None:
+            management.stop()
     return 0

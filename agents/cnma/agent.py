@@ -26,6 +26,7 @@ from agents.cnma.config import CnmaConfig, load_config
 from agents.cnma.paths import PathKey, PathMetrics, endpoint_costs, network_service_table
 from agents.cnma.probe import Measurement, Probe, apply, measure
 from agents.common.config import ConfigError
+from agents.common.readiness import serving
 from agents.common.restconf import RefusedError, Transport, UnreachableError
 from agents.common.sequence import SequenceStore
 from controller.selection.units import Micros
@@ -81,6 +82,7 @@ class Agent:
         cps = self.config.cps
         where = f"netconf {cps.netconf[0]}:{cps.netconf[1]}" if cps.netconf else cps.url
         LOG.info("c-nma %s reporting to %s", self.config.source, where)
+        serving()
         try:
             while not self.stop.is_set():
                 started = time.monotonic()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.common.cli import add_login_arguments, password_flag
+from controller.commandline import DefaultsShown, add_operations_arguments
 
 if TYPE_CHECKING:
     from agents.cnma.config import CnmaConfig
@@ -18,14 +19,11 @@ if TYPE_CHECKING:
 
 
 def _connect(config: CnmaConfig) -> Transport:
-    """RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF address."""
-    if config.cps.netconf is not None:
-        from agents.common.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
+    """The SDK's client: RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF
+    address (agents.cnma.sdk_transport)."""
+    from agents.cnma.sdk_transport import SdkTransport  # noqa: PLC0415 - light start-up
 
-        return NetconfTransport(config.cps, config.cps.netconf)
-    from agents.common.restconf import RestconfTransport  # noqa: PLC0415
-
-    return RestconfTransport(config.cps)
+    return SdkTransport(config.cps)
 
 
 def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
@@ -43,10 +41,10 @@ def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
 def _cmd_cnma(args: argparse.Namespace) -> int:
     """Load and validate the configuration, then report until SIGTERM or SIGINT."""
     from agents.cnma.agent import Agent, reload_config  # noqa: PLC0415
-    from agents.common.logs import configure_logging  # noqa: PLC0415
+    from agents.common.cli import start_operations  # noqa: PLC0415
     from agents.common.sequence import SequenceStore  # noqa: PLC0415
 
-    configure_logging(verbose=args.verbose)
+    start_operations(args, "cnma")
     if not args.verbose:  # ncclient logs every message it sends at INFO
         logging.getLogger("ncclient").setLevel(logging.WARNING)
     load = reload_config(args.config, functools.partial(_overrides, args))
@@ -74,6 +72,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``cnma`` sub-command to ``catsctl``."""
     cnma = commands.add_parser(
         "cnma",
+        formatter_class=DefaultsShown,
         help="run the C-NMA: report network path metrics (NST) to the C-PS",
         description=__doc__,
     )
@@ -92,5 +91,5 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--heartbeat", type=float, metavar="SECONDS", help="interval of the full reports"
     )
     cnma.add_argument("--check", action="store_true", help="validate the configuration and exit")
-    cnma.add_argument("-v", "--verbose", action="store_true")
+    add_operations_arguments(cnma, "cnma")
     cnma.set_defaults(handler=_cmd_cnma)

@@ -48,6 +48,25 @@ def password_flag(path: Path | None) -> str | None:
     return None if path is None else read_password(path, "--password-file")
 
 
+def start_operations(args: argparse.Namespace, command: str) -> None:
+    """Configure logging (``--log-format``, ``--log-level``, ``--verbose``) and start the
+    management listener (``--metrics-address``: /metrics, /healthz, /readyz), which lives
+    as long as the process. An agent is ready once it serves (:mod:`agents.common.readiness`).
+
+    Raises:
+        OSError: the ``--metrics-address`` given cannot be listened on.
+        ValueError: a ``--log-level`` that names no level.
+    """
+    from agents.common.readiness import track  # noqa: PLC0415
+    from controller.observability.listener import Readiness, start_management  # noqa: PLC0415
+    from controller.observability.logs import configure  # noqa: PLC0415
+
+    configure(verbose=args.verbose, log_format=args.log_format, levels=args.log_level)
+    readiness = Readiness()
+    track(readiness)  # ready once the agent serves (agents.common.readiness)
+    start_management(args.metrics_address, command, readiness)
+
+
 def run_until_signalled(command: str, run: Callable[[Signals], int]) -> int:
     """``run`` with SIGTERM and SIGINT (stop) and SIGHUP (reload) handled; an ``OSError`` it
     raises (a port in use, an unwritable state directory) is one line on stderr, status 1."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agents.common.config import ConfigError
+from agents.common.readiness import serving
 from controller.netconf.server import NetconfSettings
 from controller.restconf.server import ListenSettings
 from controller.server import ServeSettings
@@ -75,6 +76,7 @@ def serve_until_stopped(
 ) -> None:
     """Wait for ``stop``; on each ``reload`` signal call ``reload``; a configuration error it
     raises is logged to ``log`` (the agent's logger) and the running configuration kept."""
+    serving()  # the agent's servers are up
     while not signals.stop.is_set():
         if signals.reload.wait(POLL_S):
             signals.reload.clear()

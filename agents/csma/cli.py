@@ -14,6 +14,7 @@ from agents.common.cli import (
     password_flag,
     run_until_signalled,
 )
+from controller.commandline import DefaultsShown, add_operations_arguments
 
 if TYPE_CHECKING:
     from agents.csma.config import CsmaConfig
@@ -50,10 +51,10 @@ def _load(args: argparse.Namespace) -> CsmaConfig:
 
 def _cmd_csma(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve and report until SIGTERM or SIGINT."""
-    from agents.common.logs import configure_logging  # noqa: PLC0415
+    from agents.common.cli import start_operations  # noqa: PLC0415
     from agents.csma.agent import run_csma  # noqa: PLC0415
 
-    configure_logging(verbose=args.verbose)
+    start_operations(args, "csma")
     load = functools.partial(_load, args)
     config = load()  # a ConfigError here ends catsctl with the items (controller/cli.py)
     if args.check:
@@ -66,6 +67,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``csma`` sub-command to ``catsctl``."""
     csma = commands.add_parser(
         "csma",
+        formatter_class=DefaultsShown,
         help="run a C-SMA: receive SCI reports, report the site to the C-PS, serve state",
         description=__doc__,
     )
@@ -85,5 +87,5 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--heartbeat", type=float, metavar="SECONDS", help="interval of the heartbeat reports"
     )
     csma.add_argument("--check", action="store_true", help="validate the configuration and exit")
-    csma.add_argument("-v", "--verbose", action="store_true")
+    add_operations_arguments(csma, "csma")
     csma.set_defaults(handler=_cmd_csma)

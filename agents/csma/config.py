@@ -48,12 +48,21 @@ class Aggregation(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Advertising:
+    """MSG-4 (agents.csma.capability): how often the C-SMA advertises its instances' capability
+    and load to the C-PS (seconds; 0: never). The freshness bound it states is three intervals,
+    so one lost advertisement does not age the view out."""
+
+    interval: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
 class Reporting:
     """When and how the C-SMA reports to the C-PS (service-metrics-op 6.1, 8)."""
 
     interval: float = 1.0  # seconds between looks at the cache
     heartbeat: float = 60.0  # seconds between heartbeats (or full reports)
-    heartbeat_full: bool = False  # send full reports instead of heartbeat reports
+    heartbeat_full: bool = True  # each heartbeat refreshes the current values (full report)
     aggregation: Aggregation = Aggregation.PER_SCI
     site_csci_id: str | None = None  # the aggregated entry's CSCI-ID (default: the site)
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -85,6 +94,7 @@ class CsmaConfig:
     users: tuple[UserConfig, ...] = ()
     instances: tuple[InstanceConfig, ...] = ()
     reservations: Policy = field(default_factory=Policy)
+    advertising: Advertising = field(default_factory=Advertising)
 
     @property
     def site_csci_id(self) -> str:
@@ -153,7 +163,7 @@ def _reporting(table: Table) -> Reporting:
         "computing-time-estimate",
         "computing-time-estimates",
     )
-    kind = table.text("heartbeat-kind", "heartbeat")
+    kind = table.text("heartbeat-kind", "full")
     if kind not in {"heartbeat", "full"}:
         raise table.error("heartbeat-kind", f"expected heartbeat or full, got {kind!r}")
     return Reporting(
@@ -180,6 +190,7 @@ def parse_config(document: Table, base: Path, now: float) -> CsmaConfig:
         "server",
         "cps",
         "reporting",
+        "advertising",
         "users",
         "reservations",
         "instances",
@@ -197,7 +208,16 @@ def parse_config(document: Table, base: Path, now: float) -> CsmaConfig:
         read_users(document.tables("users"), base),
         instances,
         read_reservations(document.table("reservations")),
+        _advertising(document.table("advertising")),
     )
+
+
+def _advertising(table: Table) -> Advertising:
+    table.allow("interval")
+    interval = float(table.decimal("interval", Decimal(30)))
+    if interval < 0:
+        raise table.error("interval", "expected seconds, 0 or more (0: never)")
+    return Advertising(interval)
 
 
 def load_config(path: Path) -> CsmaConfig:

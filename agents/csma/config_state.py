@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agents.common.config import Table
 from agents.common.logins import PublicKey, read_keys, read_password_hash
+from agents.csma.capability import Capability, read_capability
 from agents.csma.reservations import Policy
 from agents.csma.stateview import Element, Presence
 from controller.types import CsciId, CsId, ReuseKey, TenantId
@@ -92,6 +93,7 @@ class InstanceConfig:
     capacity: int
     tenants: frozenset[TenantId] = frozenset()
     state: tuple[Element, ...] = ()
+    capability: Capability | None = None  # advertised with MSG-4 (agents.csma.capability)
 
 
 def _strings(table: Table, name: str) -> frozenset[str]:
@@ -171,7 +173,7 @@ def read_instances(tables: list[Table], now: float) -> tuple[InstanceConfig, ...
     """``[[instances]]`` with their state seeds; ``now`` (Unix s) is when ages are counted."""
     found: list[InstanceConfig] = []
     for table in tables:
-        table.allow("csci-id", "cs-id", "capacity", "tenants", "state")
+        table.allow("csci-id", "cs-id", "capacity", "tenants", "state", "capability")
         csci = CsciId(table.text("csci-id"))
         if any(i.csci_id == csci for i in found):
             raise table.error("csci-id", f"instance {csci!r} is given twice")
@@ -186,6 +188,7 @@ def read_instances(tables: list[Table], now: float) -> tuple[InstanceConfig, ...
                 table.integer("capacity", 2**40, maximum=2**63),
                 frozenset(TenantId(t) for t in _strings(table, "tenants")),
                 elements,
+                read_capability(table.table("capability")),
             )
         )
     return tuple(found)

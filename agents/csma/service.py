@@ -23,6 +23,7 @@ from agents.common.logins import rule, seed_logins
 from agents.common.restconf import RestconfTransport, Transport
 from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
+from agents.csma.advertiser import Advertiser
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
 from agents.csma.errors import refused
 from agents.csma.report import SCI_RPC, freshness_seconds, sci_metrics
@@ -131,6 +132,13 @@ class CsmaService:
         self.reporter = Reporter(
             config.reporting, config.site, self.entries, connect(config), store
         )
+        self.advertiser = Advertiser(
+            lambda: self.config,
+            self.instance_entries,
+            connect(config),
+            SequenceStore(Path(host.settings.state_dir) / "advertising"),
+            clock,
+        )
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._withheld: frozenset[EntryKey] = frozenset()  # logged already
@@ -142,6 +150,7 @@ class CsmaService:
         self._seed_users()
         self._threads = [
             threading.Thread(target=self.reporter.run, name="csma-reporter", daemon=True),
+            threading.Thread(target=self.advertiser.run, name="csma-advertiser", daemon=True),
             threading.Thread(target=self._sweep, name="csma-sweeper", daemon=True),
         ]
         for thread in self._threads:
@@ -156,8 +165,9 @@ class CsmaService:
     def close(self) -> None:
         """Stop the threads (the servers no longer call in)."""
         self._stop.set()
-        self.reporter.stop.set()
-        self.reporter.wake.set()
+        for loop in (self.reporter, self.advertiser):
+            loop.stop.set()
+            loop.wake.set()
         for thread in self._threads:
             thread.join(timeout=10)
 
@@ -216,6 +226,11 @@ class CsmaService:
             )
         self._withheld = withheld
         return entries
+
+    def instance_entries(self) -> dict[EntryKey, Entry]:
+        """Each SCI's entry as it stands now (what MSG-4 says of the instance's load)."""
+        live = cache.live(self._values.cache, self._clock())  # one read of an immutable value
+        return aggregate.per_sci(live, self.config.reporting.estimates)
 
     def _sweep(self) -> None:
         while not self._stop.wait(SWEEP_S):

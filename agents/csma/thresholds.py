@@ -1,11 +1,14 @@
 """Delta-threshold reporting: which report, if any, the C-SMA sends now (service-metrics-op 8).
 
 The C-SMA reports an update only when GAS changes by more than an absolute or relative
-threshold, Computing Time by more than a relative one, the health changes, or the heartbeat
-interval expires. The comparison is against the values the C-PS acknowledged, so small
-changes that add up are reported once they cross a threshold; the rules are those of the
-C-PS's update-control/delta-threshold (ietf-cats-service-metrics), so both sides agree on
-what is significant. Pure: values in, a :class:`Plan` out.
+threshold (a single slot on a small site, :func:`gas_crossed`), Computing Time by more than a
+relative one, the health changes, or the heartbeat interval expires. Each heartbeat carries
+the current values by default (a full report, service-metrics-op 6.1, 8: the heartbeat
+refreshes the C-PS's view), so a change below every threshold reaches the C-PS within one
+heartbeat however long it lasts. The comparison is against the values the C-PS
+acknowledged, so small changes that add up are reported once they cross a threshold; the
+rules are those of the C-PS's update-control/delta-threshold (ietf-cats-service-metrics), so
+both sides agree on what is significant. Pure: values in, a :class:`Plan` out.
 """
 
 from __future__ import annotations
@@ -44,6 +47,22 @@ def _relative(old: Decimal, new: Decimal, percent: Decimal) -> bool:
     return abs(new - old) * 100 > percent * old
 
 
+def gas_crossed(old: int, new: int, thresholds: Thresholds) -> bool:
+    """Whether GAS moved by more than gas-absolute slots or gas-relative percent of ``old``.
+
+    GAS counts whole slots, so a relative threshold of one slot or less (a small site: 10 %
+    of GAS 10 or below) is crossed by any change; 'more than one slot' would hide every
+    single-slot change of such a site for good. The C-PS's update-control applies the same
+    rule (controller.service_metrics.control.significant).
+    """
+    moved = abs(new - old)
+    limit = thresholds.gas_relative * old  # in hundredths of a slot
+    one_slot = 100
+    return moved > 0 and (
+        moved > thresholds.gas_absolute or moved * 100 > limit or limit <= one_slot
+    )
+
+
 def significant(old: Entry, new: Entry, thresholds: Thresholds) -> bool:
     """Whether the change from the acknowledged ``old`` to ``new`` must be reported (8).
 
@@ -54,10 +73,7 @@ def significant(old: Entry, new: Entry, thresholds: Thresholds) -> bool:
     if new.confidence != old.confidence:
         return True
     if new.gas != old.gas and (
-        new.gas == 0
-        or old.gas == 0
-        or abs(new.gas - old.gas) > thresholds.gas_absolute
-        or _relative(Decimal(old.gas), Decimal(new.gas), thresholds.gas_relative)
+        new.gas == 0 or old.gas == 0 or gas_crossed(old.gas, new.gas, thresholds)
     ):
         return True
     if _relative(old.computing_time, new.computing_time, thresholds.computing_time_relative):

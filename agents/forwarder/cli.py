@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents.common.cli import listen_address, run_until_signalled
+from controller.commandline import DefaultsShown, add_operations_arguments
 
 if TYPE_CHECKING:
     from agents.forwarder.config import ForwarderConfig
@@ -41,10 +42,10 @@ def _load(args: argparse.Namespace) -> ForwarderConfig:
 
 def _cmd_forwarder(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve until SIGTERM or SIGINT."""
-    from agents.common.logs import configure_logging  # noqa: PLC0415
+    from agents.common.cli import start_operations  # noqa: PLC0415
     from agents.forwarder.agent import run_forwarder  # noqa: PLC0415
 
-    configure_logging(verbose=args.verbose)
+    start_operations(args, "forwarder")
     config = _load(args)  # a ConfigError here ends catsctl with the items (controller/cli.py)
     if args.check:
         print(f"{args.config}: valid forwarder configuration", file=sys.stderr)
@@ -61,6 +62,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``forwarder`` sub-command to ``catsctl``."""
     parser = commands.add_parser(
         "forwarder",
+        formatter_class=DefaultsShown,
         help="run a CATS-Forwarder: steering rules over NETCONF, HTTP forwarding to SCIs",
         description=__doc__,
     )
@@ -80,5 +82,5 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument("--netconf-port", type=int, metavar="PORT")
     parser.add_argument("--restconf-port", type=int, metavar="PORT")
     parser.add_argument("--check", action="store_true", help="validate the configuration and exit")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    add_operations_arguments(parser, "forwarder")
     parser.set_defaults(handler=_cmd_forwarder)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.common.http import HttpServer
+from agents.common.readiness import serving
 from agents.common.sequence import SequenceStore
 from agents.sci.config import Overrides, load_config
 from agents.sci.dispatcher import Dispatcher, ForwardSettings
@@ -88,6 +89,7 @@ def run_sci(settings: SciSettings, stop: threading.Event) -> int:
                     config.restconf_uri,
                     first,
                 )
+                serving()
                 stop.wait()
         finally:
             sender.close()

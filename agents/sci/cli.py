@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents.common.http import parse_listen
+from controller.commandline import DefaultsShown, add_operations_arguments
 
 if TYPE_CHECKING:
     from agents.sci.sender import Credentials
@@ -39,12 +40,12 @@ def _credentials(args: argparse.Namespace) -> Credentials | None:
 
 def _cmd_sci(args: argparse.Namespace) -> int:
     """Run the SCI (imports the heavy parts only now, to keep ``catsctl`` start-up light)."""
-    from agents.common.logs import configure_logging  # noqa: PLC0415
+    from agents.common.cli import start_operations  # noqa: PLC0415
     from agents.sci.agent import SciSettings, run_sci  # noqa: PLC0415
     from agents.sci.config import Overrides  # noqa: PLC0415
     from agents.sci.dispatcher import ForwardSettings  # noqa: PLC0415
 
-    configure_logging(verbose=args.verbose)
+    start_operations(args, "sci")
     settings = SciSettings(
         config=args.config,
         state_dir=args.state_dir,
@@ -68,6 +69,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add ``sci`` to ``catsctl``'s sub-commands."""
     sci = commands.add_parser(
         "sci",
+        formatter_class=DefaultsShown,
         help="run a CATS Service Contact Instance (dispatch, health, metrics, reports to a C-SMA)",
     )
     sci.add_argument(
@@ -106,5 +108,5 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="SECONDS",
         help="read timeout of a forwarded request",
     )
-    sci.add_argument("-v", "--verbose", action="store_true")
+    add_operations_arguments(sci, "sci")
     sci.set_defaults(handler=_cmd_sci)

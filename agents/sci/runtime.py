@@ -166,25 +166,27 @@ class Runtime:
     def loads(self, now: float) -> list[aggregator.InstanceLoad]:
         """Capacity, load and health of every instance.
 
-        Active sessions: the Session Manager's count, or the instance's own fresher and larger
-        count when it reports one (it may serve sessions that did not pass this SCI).
+        Active sessions are the Session Manager's count (sci-implementation 4.3): a session
+        holds its slot from binding until it ends or expires, a request outside a session
+        while it is in flight, and both are released the moment they finish (6.3). The
+        instance's scraped in-flight gauge is a sample of the past (up to a sampling interval
+        old): taken for occupancy it would keep a finished request counted until the next
+        scrape, so GAS would be too low and least-connections would pass over an idle
+        instance. It stays in the collected metrics (and may inform health), not in GAS.
         """
+        del now
         active = self.sessions.active()
         healths = self.health_of()
-        loads = []
-        for item in self.config.instances:
-            metrics = self.metrics(item.si_id, now)
-            reported = metrics.active_sessions if metrics and metrics.active_sessions else 0
-            loads.append(
-                aggregator.InstanceLoad(
-                    item.si_id,
-                    healths[item.si_id],
-                    item.max_capacity,
-                    max(active.get(item.si_id, 0), reported),
-                    in_service=item.admin_state == "in-service",
-                )
+        return [
+            aggregator.InstanceLoad(
+                item.si_id,
+                healths[item.si_id],
+                item.max_capacity,
+                active.get(item.si_id, 0),
+                in_service=item.admin_state == "in-service",
             )
-        return loads
+            for item in self.config.instances
+        ]
 
     def snapshot(self, now: float) -> Snapshot:
         """GAS, Computing Time and the instance details now."""

@@ -25,12 +25,13 @@ from controller.selection.mapping import (
     charge,
     reserve,
 )
-from controller.selection.mapping.vocabulary import BudgetDimension
+from controller.selection.mapping.vocabulary import BudgetDimension, Scope
 from controller.types import Json
 
 
 def consumption(members: Mapping[str, Any]) -> Consumption:
-    """The Consumption of an accounting-feedback (time from milliseconds to seconds)."""
+    """The Consumption of an accounting-feedback (time from milliseconds to seconds), with
+    the scope it totals (MSG-15: a step, or the end of a turn)."""
     attribution = members["attribution"]
     amounts: dict[BudgetDimension, float] = {}
     for entry in members.get("consumption", ()):
@@ -43,6 +44,7 @@ def consumption(members: Mapping[str, Any]) -> Consumption:
         amounts,
         None if turn is None else int(turn),
         None if step is None else int(step),
+        Scope(str(members.get("scope", Scope.STEP.value))),
     )
 
 

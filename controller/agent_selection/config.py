@@ -10,12 +10,20 @@ bounds (:class:`Bounds`: rate limits, retention, handoff timeout; sections 13, 1
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.agent_selection.values import MODULE, ident, integer, number, seconds
-from controller.datastore.api import ServerCore
+from controller.datastore.api import (
+    SYSTEM,
+    DatastoreName,
+    ReadRequest,
+    ServerCore,
+    WithDefaults,
+)
+from controller.model import Schema
 from controller.selection.mapping import (
     Band,
     BudgetPacing,
@@ -26,9 +34,9 @@ from controller.selection.mapping import (
     Weighted,
 )
 from controller.selection.mapping.vocabulary import Dimension, ThresholdAction
-from controller.service_metrics.running import ParsedRunning, container
+from controller.service_metrics.running import ParsedRunning
 from controller.southbound import Credentials, Target
-from controller.types import CsciId, CsId, Json, RegionId, TenantId, TierName
+from controller.types import CsciId, CsId, DataPath, Json, RegionId, TenantId, TierName
 
 _DIMENSIONS = {d.value: d for d in Dimension}
 
@@ -82,17 +90,30 @@ def _stability(doc: Mapping[str, Any]) -> Stability:
     )
 
 
+_WEIGHTED = Weighted()  # the default rule, one value shared by every record that used it
+
+
 def _combination(doc: Mapping[str, Any]) -> Weighted | Lexicographic:
     if "order" in doc:
         return Lexicographic(tuple(Dimension(ident(d)) for d in doc["order"]))
     weights = doc.get("weight")
     if not weights:
-        return Weighted()
+        return _WEIGHTED
     return Weighted(tuple((Dimension(ident(w["dimension"])), float(w["value"])) for w in weights))
 
 
+#: What a leaf absent from a context means. The defaults are the module's (the refines of
+#: ``agent-selection/selection-context``): running is read with them (report-all), so a
+#: configured context always carries them and the code keeps no second copy. These apply
+#: only to a context read without them (a bare test double): no bound, nothing kept.
+NO_TAIL_FACTOR = float("inf")
+NO_RETENTION = 0.0
+NO_TIMEOUT = float("inf")
+
+
 def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
-    """The core's selection context and the C-PS bounds of a ``selection-context``."""
+    """The core's selection context and the C-PS bounds of a ``selection-context`` (the
+    configured one, read with the module's defaults, with the descriptor's overrides)."""
     pacing = doc.get("budget-pacing", {})
     limits = doc.get("rate-limits", {})
     retention = doc.get("decision-record-retention", {})
@@ -116,7 +137,7 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
             ),
         ),
         _combination(doc.get("combination", {})),
-        factor if factor is not None else TAIL_DETECTION_FACTOR,
+        factor if factor is not None else NO_TAIL_FACTOR,
         _limit(limits, "max-decision-rate"),
     )
     after = integer(retention.get("after-close"))
@@ -125,30 +146,18 @@ def context(doc: Mapping[str, Any]) -> tuple[SelectionContext, Bounds]:
         _limit(limits, "max-decision-rate"),
         _limit(limits, "max-state-query-rate"),
         _limit(limits, "max-reservation-rate"),
-        3600.0 if after is None else float(after),
+        NO_RETENTION if after is None else float(after),
         integer(retention.get("max-records")),
-        HANDOFF_TIMEOUT_S if timeout is None else timeout,
+        NO_TIMEOUT if timeout is None else timeout,
         _limit(limits, "max-advertisement-rate"),
     )
     return built, bounds
 
 
-#: The defaults the module gives the bounds (the ``refine`` of ``agent-selection/
-#: selection-context``): a bound left unconfigured is in force at that value, as a reader of
-#: the YANG expects; a descriptor's selection-context may set its own.
-LIMIT_DEFAULTS = {
-    "max-decision-rate": 60,
-    "max-state-query-rate": 100,
-    "max-advertisement-rate": 10,
-    "max-reservation-rate": 6,
-}
-HANDOFF_TIMEOUT_S = 60.0
-TAIL_DETECTION_FACTOR = 3.0  # the module's default (M35)
-
-
 def _limit(limits: Mapping[str, Any], name: str) -> int | None:
-    value = integer(limits.get(name))
-    return LIMIT_DEFAULTS[name] if value is None else value
+    """A rate limit; None (unbounded) only when neither running nor the descriptor has one
+    (running is read with its defaults, so the module's refine is in force there)."""
+    return integer(limits.get(name))
 
 
 def overridden(configured: Json, override: Mapping[str, Any] | None) -> Json:
@@ -210,6 +219,14 @@ def parse(doc: Mapping[str, Any], reveal: Callable[[str], str] = _as_is) -> Agen
     )
 
 
+def with_defaults(doc: Json, schema: Schema) -> Json:
+    """An ``agent-selection`` container validated and completed with the module's defaults:
+    what running gives a report-all read (for a configuration that does not come from one)."""
+    document = json.dumps({f"{MODULE}:agent-selection": doc})
+    found: Json = json.loads(schema.with_defaults(document)).get(f"{MODULE}:agent-selection", {})
+    return found
+
+
 ConfigSource = Callable[[], AgentConfig]
 
 
@@ -217,5 +234,11 @@ class RunningAgentConfig(ParsedRunning[AgentConfig]):
     """Reads ``agent-selection`` from running, parsed once per revision of running."""
 
     def read(self, core: ServerCore) -> AgentConfig:
-        """The ``agent-selection`` container of running, parsed."""
-        return parse(container(core, MODULE, "agent-selection"), core.reveal)
+        """The ``agent-selection`` container of running with the module's defaults (RFC 6243
+        report-all: the refines of ``selection-context`` are the only defaults), parsed."""
+        path = DataPath(f"/{MODULE}:agent-selection")
+        request = ReadRequest(DatastoreName.RUNNING, path, with_defaults=WithDefaults.REPORT_ALL)
+        document = core.read(request, SYSTEM).document
+        loaded: Any = json.loads(document) if document else {}
+        found = loaded.get(f"{MODULE}:agent-selection", {}) if isinstance(loaded, dict) else {}
+        return parse(found if isinstance(found, dict) else {}, core.reveal)

@@ -2,8 +2,12 @@
 
 :func:`settle` records the decision (M39), keeps or extends the commitment in force, makes
 the first commitment, or starts a handoff towards the selected candidate (the commitment stays
-at the source until the handoff commits, M26); it returns the notifications to publish and the
-reservations and releases to send, so the caller does the I/O outside its lock.
+at the source until the handoff commits, M26). A first placement whose valuation assumed a
+transfer of state from another candidate is acted on as one too: reserve at the target,
+transfer from the holder, and commit only when the target reports the state usable (6.7,
+P9): a valuation that assumed a transfer is never committed without it. It returns the
+notifications to publish and the reservations and releases to send, so the caller does the
+I/O outside its lock.
 :func:`committed` and :func:`settled_handoff` finish a handoff. Pure: no I/O, no clock.
 """
 
@@ -49,6 +53,7 @@ class Settings:
     max_records: int | None = None
     max_reservation_rate: int | None = None
     targets: Mapping[CsciId, Target | None] = field(default_factory=dict)
+    intern: render.Interner | None = None  # the C-PS's, shared by every session's records
 
 
 @dataclass
@@ -168,6 +173,9 @@ def committed(session: Session, handoff: Handoff, settings: Settings) -> Session
         return session.with_handoff(handoff)
     session, entry = _new_commitment(session, handoff.target, settings, handoff.record_id)
     done = replace(handoff, commitment_id=entry.commitment_id)
+    if handoff.change_cost:  # M46: the move happened, the session pays for it once
+        account = charge_change(session.account, BudgetDimension.TIME, handoff.change_cost)
+        session = replace(session, account=account)
     return replace(session.with_handoff(done), last_move_at=settings.now, watching=None)
 
 
@@ -229,15 +237,49 @@ def _moved(
     return tuple(keys), size, accepted, elements
 
 
+def transfer_source(ev: Evaluation, target: CsciId) -> CsciId | None:
+    """The candidate a placement without a commitment must take state from, None when its
+    valuation assumed no transfer (P5, 6.7): the target misses part of the working set and
+    its state cost is the transfer (cheaper than, or instead of, a rebuild). The source is
+    the candidate that holds most of the missing keys present."""
+    result = ev.result(target)
+    if result.scored is None:
+        return None
+    plan = result.scored.valuation.measures.storage
+    if not plan.missing_bytes or plan.transfer_time is None:
+        return None
+    if plan.recompute_time is not None and plan.recompute_time < plan.transfer_time:
+        return None
+    keys, _, _, _ = _moved(ev, target)
+    tenant = ev.descriptor.tenant
+    best: tuple[int, CsciId] | None = None
+    for other in ev.results:
+        if other.csci_id == target:
+            continue
+        state = other.candidate.view.state
+        count = sum(
+            1
+            for key in keys
+            if (found := state.get((tenant, key))) is not None
+            and found.presence is Presence.PRESENT
+        )
+        if count and (best is None or count > best[0]):
+            best = (count, other.csci_id)
+    return None if best is None else best[1]
+
+
 def _start_handoff(
     session: Session, ev: Evaluation, record_id: int, settings: Settings, fx: Effects
 ) -> tuple[Session, str]:
     """P9 begins: reserve at the target (rate-limited, 14); a handoff already on its way to
-    the same target is reused (no second reservation); one to another target is superseded."""
+    the same target is reused (no second reservation); one to another target is superseded.
+    The source is the instance in force, or, for a session without a commitment (a first
+    placement whose valuation assumed a transfer), the holder :func:`transfer_source` names."""
     target = ev.selected
-    source = session.in_force
     assert target is not None
-    assert source is not None
+    source = session.in_force
+    source_id = transfer_source(ev, target) if source is None else source.commitment.csci_id
+    assert source_id is not None
     for other in session.handoffs:
         if not other.terminal and other.target == target:
             return session, other.handoff_id
@@ -254,7 +296,7 @@ def _start_handoff(
     handoff = Handoff(
         handoff_id,
         session.session_id,
-        source.commitment.csci_id,
+        source_id,
         target,
         record_id,
         settings.now,
@@ -263,11 +305,8 @@ def _start_handoff(
         size,
         accepted,
         reservation_id=ids.reservation_id(session.session_id, record_id),
+        change_cost=None if ev.change is None else ev.change.cost,
     )
-    change = ev.change
-    if change is not None and change.cost is not None:
-        account = charge_change(session.account, BudgetDimension.TIME, change.cost)  # M46
-        session = replace(session, account=account)
     allowed, rate = session.reservations.admit(settings.now, settings.max_reservation_rate, None)
     session = replace(session, reservations=rate)
     sma = settings.targets.get(target)
@@ -315,7 +354,10 @@ def settle(
         session = _failed(session, ev, record_id, fx)
     elif ev.selected is not None:
         current = session.in_force
-        if current is None:
+        source = transfer_source(ev, ev.selected) if current is None else None
+        if source is not None:  # the valuation assumed a transfer: reserve, transfer, commit
+            session, handoff_id = _start_handoff(session, ev, record_id, settings, fx)
+        elif current is None:
             session, held = _new_commitment(session, ev.selected, settings, record_id)
         elif ev.selected == current.commitment.csci_id:
             held = current.extended(session.step, settings.now)
@@ -337,7 +379,10 @@ def settle(
         handoff_id=handoff_id,
         invalidation=invalidation,
     )
-    session = session.with_record(Kept(record, descriptor_doc), settings.max_records)
+    kept, values = render.compact(ev, settings.intern)
+    session = session.with_record(
+        Kept(replace(record, evaluation=kept), descriptor_doc, values), settings.max_records
+    )
     fx.notes.insert(0, recorded(session, record_id, ev))
     return session, Settled(record_id, held, handoff_id), fx
 

@@ -32,6 +32,8 @@ from controller.agent_selection.decide import (
     settled_handoff,
 )
 from controller.agent_selection.errors import unknown_session
+from controller.agent_selection.feeds import Feeds, Subscribe
+from controller.agent_selection.presence import PresenceCache
 from controller.agent_selection.sessions import Session
 from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
 from controller.errors import CatsError
@@ -61,12 +63,14 @@ Publisher = Callable[[Json], None]
 
 @dataclass(frozen=True, slots=True)
 class AgentSelectionSettings:
-    """The C-PS's own settings: commitment lifetime (P8, seconds), its state directory, and
-    where its steering instructions go (MSG-10: the forwarders, through controller.app)."""
+    """The C-PS's own settings: commitment lifetime (P8, seconds), its state directory,
+    where its steering instructions go (MSG-10: the forwarders, through controller.app) and
+    how it subscribes to the C-SMAs' presence changes (none: it asks at every decision)."""
 
     commitment_lifetime: float = 600.0
     state_dir: Path | None = None
     steering: Steering = field(default_factory=NoSteering)
+    subscribe: Subscribe | None = None  # state-presence-changed of the C-SMAs (M42)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +114,9 @@ class Decisions:
         self.closed: deque[tuple[float, SessionId]] = deque()
         self.book = CandidateBook()
         self._states = StateCache()
+        self.presence = PresenceCache()
+        self._intern = render.Interner()
+        self.feeds = Feeds(settings.subscribe, self.presence, clock)
         self._steering = settings.steering
         self.instructed = Instructed()
         self._steer_lock = threading.Lock()  # hands one session's differences at a time
@@ -135,6 +142,7 @@ class Decisions:
             bounds.max_records,
             bounds.max_reservation_rate,
             targets,
+            self._intern,
         )
 
     def session(self, session_id: object, operation: str, leaf: str) -> Session:
@@ -215,7 +223,8 @@ class Decisions:
 
     def query(self, config: cfg.AgentConfig, session: Session) -> dict[CsciId, StateMap]:
         """MSG-5/6 at the point of need (M40, M42): the working-set keys at each candidate's
-        C-SMA; an unreachable C-SMA leaves presence unknown, never absent (M20)."""
+        C-SMA, but only what the presence cache does not know while that C-SMA's subscription
+        stands; an unreachable C-SMA leaves presence unknown, never absent (M20)."""
         keys = [e.reuse_key for e in session.descriptor.working_set]
         if not keys:
             return {}
@@ -223,22 +232,29 @@ class Decisions:
         for candidate in config.for_service(session.service_id):
             if candidate.c_sma is not None:
                 by_target.setdefault(candidate.c_sma, []).append(candidate.csci_id)
-        requests = [
-            (
-                target,
-                {
+        found: dict[CsciId, StateMap] = {}
+        requests: list[tuple[Target, Json]] = []
+        asked_at = self.clock()
+        for target, ids in by_target.items():
+            plan = self.presence.plan(target, ids, session.tenant, keys, asked_at)
+            found.update(plan.cached)
+            if plan.ask:
+                members: Json = {
                     "tenant": session.tenant,
                     "session-id": session.session_id,
-                    "csci-id": list(ids),
-                    "reuse-key": list(keys),
-                },
-            )
-            for target, ids in by_target.items()
-        ]
-        found: dict[CsciId, StateMap] = {}
+                    "csci-id": plan.ask,
+                    "reuse-key": list(plan.keys),
+                }
+                requests.append((target, members))
         for result in fan_out(self.agents.query_state, requests).results:
             if result.output is None:
                 LOG.warning("query-state at %s failed: %s", result.target.name, result.error)
+                continue
+            kept = self.presence.answered(
+                result.target, session.tenant, result.output, asked_at, self.clock()
+            )
+            if kept is not None:
+                found.update(kept)
                 continue
             for entry in result.output.get("candidate", ()):
                 csci_id = CsciId(str(entry["csci-id"]))

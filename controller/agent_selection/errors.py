@@ -40,3 +40,17 @@ def rate_limited(operation: str, message: str) -> AgentSelectionError:
     return AgentSelectionError(
         ErrorItem(ErrorType.APPLICATION, "resource-denied", message, path, "rate-limited")
     )
+
+
+def handoff_settled(handoff_id: str, state: str, status: str) -> AgentSelectionError:
+    """``operation-failed`` (app tag ``handoff-STATE``): a state-transfer-notice for a handoff
+    that is already settled otherwise (a late notice of an aborted handoff, a failure reported
+    after the commit); MSG-13 cannot change a terminal handoff record (9.2, M43)."""
+    path = f"/{MODULE}:state-transfer-notice/handoff-id"
+    message = (
+        f"handoff {handoff_id!r} is {state}: a {status!r} notice cannot change it"
+        " (start a new handoff with evaluate if the session should move)"
+    )
+    return AgentSelectionError(
+        ErrorItem(ErrorType.APPLICATION, "operation-failed", message, path, f"handoff-{state}")
+    )

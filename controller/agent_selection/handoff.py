@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from controller.agent_selection.values import ident, instant, number
+from controller.observability.metrics import HANDOFFS
 from controller.selection.units import Timestamp
 from controller.types import CommitmentId, CsciId, ReuseKey, SessionId
 
@@ -103,6 +104,7 @@ class Handoff:
     abort_detail: str = ""
     commitment_id: CommitmentId | None = None
     early: Notice | None = None
+    change_cost: float | None = None
 
     @property
     def terminal(self) -> bool:
@@ -116,6 +118,7 @@ class Handoff:
 
 
 def _to(handoff: Handoff, state: HandoffState, now: Timestamp, **changes: Any) -> Handoff:
+    HANDOFFS.labels(state.value).inc()
     return replace(
         handoff, state=state, transitions=(*handoff.transitions, (state, now)), **changes
     )
@@ -198,6 +201,15 @@ def _completed(handoff: Handoff, notice: Notice, now: Timestamp) -> Handoff:
         handoff = _to(handoff, HandoffState.TRANSFERRING, now)
     usable = notice.usable or frozenset(handoff.moved)
     return _to(handoff, HandoffState.COMMITTED, now, usable=usable, unusable=notice.unusable)
+
+
+def stray(handoff: Handoff, notice: Notice) -> bool:
+    """Whether a notice comes for a handoff already settled otherwise: any notice of an
+    aborted handoff, a failure of a committed one. A completion of a committed handoff is a
+    repetition (M43), not a stray."""
+    if handoff.state is HandoffState.ABORTED:
+        return True
+    return handoff.state is HandoffState.COMMITTED and notice.status != "completed"
 
 
 def noticed(handoff: Handoff, notice: Notice, now: Timestamp) -> Handoff:

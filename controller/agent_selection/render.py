@@ -7,7 +7,11 @@ rendered when a reply is sent or the state is read; identities get their module 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import TypeVar
 
 from controller.agent_selection.handoff import Handoff, HandoffState
 from controller.agent_selection.sessions import CommitmentRecord
@@ -19,10 +23,12 @@ from controller.selection.mapping import (
     FailureReport,
     Lexicographic,
 )
-from controller.selection.mapping.vocabulary import Element, Reason
+from controller.selection.mapping.findings import QualifiedValue
+from controller.selection.mapping.vocabulary import Element, Reason, ValueCondition
 from controller.types import Json
 
 TYPES = "ietf-cats-types"
+_T = TypeVar("_T")
 _TYPES_REASONS = frozenset(
     {
         Reason.VALUE_UNKNOWN,
@@ -164,34 +170,145 @@ def selection_result(
     return _some(found, (("excluded", exclusions(ev.exclusions)),))
 
 
-def _valuation(result: CandidateResult) -> Json:
+#: The numbers a decision record shows of one eligible candidate's valuation (P5, P6), in
+#: this order, kept in an ``array('d')`` (NaN: absent; booleans as 0 and 1) instead of the
+#: valuation itself: a session keeps its records for its life (M39), and these numbers are
+#: all a record needs. Times are seconds.
+VALUED = (
+    "forwarding",
+    "computing",
+    "storage",
+    "transfer-time",
+    "recompute-time",
+    "state-cost",
+    "state-bytes",
+    "suitability",
+    "band",
+    "tail-ok",
+    "tail-verified",
+)
+_NAN = math.nan
+
+
+def _number(value: float | None) -> float:
+    return _NAN if value is None else float(value)
+
+
+def valued(result: CandidateResult) -> array[float] | None:
+    """The numbers of one candidate's valuation (:data:`VALUED`); None when excluded."""
     scored = result.scored
     if scored is None:
-        return {}
+        return None
     v = scored.valuation
-    found: Json = {}
-    for name, value in (
-        ("forwarding", v.forwarding),
-        ("computing", v.computing),
-        ("storage", v.storage),
-    ):
-        found[name] = {"unknown": [None]} if value is None else {"expected-time": ms(value)}
     plan = v.measures.storage
-    for name, seconds_value in (
-        ("transfer-time", plan.transfer_time),
-        ("recompute-time", plan.recompute_time),
-        ("state-cost", plan.state_cost),
-    ):
-        if seconds_value is not None:
-            found[name] = ms(seconds_value)
-    if plan.needed_accelerator_bytes is not None:
-        found["state-bytes"] = str(plan.needed_accelerator_bytes)
-    if scored.suitability is not None:
-        found["suitability"] = decimal(scored.suitability)
-    if scored.band is not None:
-        found["band"] = str(scored.band)
-    if scored.meets_objective is not None:
-        found["tail-ok"] = scored.meets_objective
+    unverified = scored.meets_objective is None and _tail_substituted(v.qualified)
+    values = (
+        v.forwarding,
+        v.computing,
+        v.storage,
+        plan.transfer_time,
+        plan.recompute_time,
+        plan.state_cost,
+        plan.needed_accelerator_bytes,
+        scored.suitability,
+        scored.band,
+        scored.meets_objective,
+        False if unverified else None,
+    )
+    return array("d", [_number(None if x is None else float(x)) for x in values])
+
+
+class Interner:
+    """Equal parts of the records of one C-PS, kept once: decisions taken on unchanged inputs
+    (a session re-evaluated while nothing moved) produce equal exclusions, change
+    assessments and stability checks, as the state maps they rest on are shared already.
+    Bounded: past ``limit`` entries it starts afresh (what was shared stays shared)."""
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        self._limit = limit
+        self._values: dict[object, object] = {}
+
+    def __call__(self, key: object, value: _T) -> _T:
+        """The value kept for ``key``, ``value`` when there is none yet."""
+        found = self._values.get(key)
+        if found is not None:
+            return found  # type: ignore[return-value]
+        if len(self._values) >= self._limit:
+            self._values.clear()
+        self._values[key] = value
+        return value
+
+
+def _kept(result: CandidateResult, intern: Interner) -> CandidateResult:
+    if result.scored is not None:
+        result = replace(result, scored=None)
+    key = (id(result.candidate), result.exclusions, result.rank)
+    found = intern(key, result)
+    return found if found.candidate is result.candidate else result
+
+
+def compact(
+    ev: Evaluation, intern: Interner | None = None
+) -> tuple[Evaluation, tuple[array[float] | None, ...]]:
+    """The evaluation as a record keeps it: each candidate's valuation reduced to its
+    numbers (:func:`valued`), the parts equal to an earlier record's shared (``intern``)."""
+    values = tuple(valued(r) for r in ev.results)
+    shared = intern or Interner()
+    results = tuple(_kept(r, shared) for r in ev.results)
+    change = None if ev.change is None else shared(ev.change, ev.change)
+    stability = None if ev.stability is None else shared(ev.stability, ev.stability)
+    return replace(ev, results=results, change=change, stability=stability), values
+
+
+def _valuation(values: array[float] | None) -> Json:
+    if values is None:
+        return {}
+    given = dict(zip(VALUED, values, strict=True))
+    found: Json = {}
+    for name in ("forwarding", "computing", "storage"):
+        value = given[name]
+        found[name] = {"unknown": [None]} if math.isnan(value) else {"expected-time": ms(value)}
+    for name in ("transfer-time", "recompute-time", "state-cost"):
+        if not math.isnan(given[name]):
+            found[name] = ms(given[name])
+    if not math.isnan(given["state-bytes"]):
+        found["state-bytes"] = str(int(given["state-bytes"]))
+    if not math.isnan(given["suitability"]):
+        found["suitability"] = decimal(given["suitability"])
+    if not math.isnan(given["band"]):
+        found["band"] = str(int(given["band"]))
+    if not math.isnan(given["tail-ok"]):
+        found["tail-ok"] = bool(given["tail-ok"])
+    elif not math.isnan(given["tail-verified"]):
+        found["tail-verified"] = bool(given["tail-verified"])
+    return found
+
+
+def _tail_substituted(values: Sequence[QualifiedValue]) -> bool:
+    return any(
+        q.condition in (ValueCondition.MEAN_FOR_TAIL, ValueCondition.UNKNOWN)
+        and q.element in (Element.PATH_SET, Element.QUEUE_DELAY, Element.STEP_LATENCY)
+        for q in values
+    )
+
+
+def qualified_values(values: Sequence[QualifiedValue]) -> list[Json]:
+    """The record's qualified-value list (7.5, M18, M20, M34): every value the decision used
+    that was unknown, stale, unattributed, a mean for a tail or an estimate, and how."""
+    found: list[Json] = []
+    for index, value in enumerate(values):
+        entry: Json = {
+            "index": index,
+            "element": qualified(value.element.value),
+            "condition": value.condition.value,
+            "used-in": value.used_in.value,
+            "effect": value.effect.value,
+        }
+        if value.csci_id is not None:
+            entry["csci-id"] = value.csci_id
+        if value.reuse_key is not None:
+            entry["reuse-key"] = value.reuse_key
+        found.append(entry)
     return found
 
 
@@ -243,14 +360,25 @@ def _combination(ev: Evaluation) -> Json:
     return {"weight": weights}
 
 
-def decision_record(record_id: int, ev: Evaluation, descriptor: Json, extra: Json) -> Json:
-    """A decision-record entry (6.5, M8): input, every candidate, the outcome."""
+def decision_record(
+    record_id: int,
+    ev: Evaluation,
+    descriptor: Json,
+    extra: Json,
+    values: Sequence[array[float] | None] | None = None,
+) -> Json:
+    """A decision-record entry (6.5, M8): input, every candidate, the outcome (``values``:
+    the candidates' valuations as :func:`compact` kept them)."""
+    kept = values if values is not None else [valued(r) for r in ev.results]
     found: Json = {
         "record-id": str(record_id),
         "created-at": date_and_time(ev.created_at),
         "decision-point": qualified(ev.decision_point.value),
         "descriptor": descriptor,
-        "candidate": [{"csci-id": r.csci_id, "valuation": _valuation(r)} for r in ev.results],
+        "candidate": [
+            {"csci-id": r.csci_id, "valuation": _valuation(v)}
+            for r, v in zip(ev.results, kept, strict=True)
+        ],
         "combination": _combination(ev),
     }
     _some(
@@ -272,6 +400,7 @@ def decision_record(record_id: int, ev: Evaluation, descriptor: Json, extra: Jso
             ),
             ("degradation-applied", _identities(ev.degradation_applied)),
             ("failure", None if ev.failure is None else failure(ev.failure)),
+            ("qualified-value", qualified_values(ev.qualified)),
         ),
     )
     found.update(extra)

@@ -25,7 +25,12 @@ from controller.agent_selection.decisions import (
     Decisions,
     Publisher,
 )
-from controller.agent_selection.errors import closed_session, other_tenant, refused
+from controller.agent_selection.errors import (
+    closed_session,
+    handoff_settled,
+    other_tenant,
+    refused,
+)
 from controller.agent_selection.sessions import KeyScope, Session, session_limits
 from controller.agent_selection.state import accuracy_json, session_json
 from controller.agent_selection.values import MODULE
@@ -75,24 +80,29 @@ class AgentSelection:
         with self._decisions.lock:
             held = list(self._decisions.sessions)
         self._decisions.steer(held)
+        self._decisions.feeds.sync(self._decisions.config())
         self._sweeper.start()
 
     def close(self) -> None:
-        """Stop the sweeper and close the sessions to the C-SMAs."""
+        """Stop the sweeper and close the sessions and subscriptions to the C-SMAs."""
         self._sweeper.stop()
+        self._decisions.feeds.close()
         self._decisions.agents.close()
 
     def sweep(self) -> None:
         """Abort handoffs past their reservation or timeout; withdraw the steering of expired
         commitments (P8) and hand again what was not handed or not placed; purge closed
-        sessions."""
+        sessions; subscribe to the C-SMAs running names now (M42)."""
         softstate.sweep(self._decisions)
+        self._decisions.feeds.sync(self._decisions.config())
 
     # ------------------------------------------------------------------ MSG-1, MSG-2, MSG-8
 
     def submit_descriptor(self, principal: Principal, members: Json) -> Json:
-        """submit-descriptor (MSG-1): P0 admission of a new session (DP1), or a revised
-        descriptor of a running one (P2) decided at T1 unless another trigger is named."""
+        """submit-descriptor (MSG-1): P0 admission (DP1), or a revised descriptor (P2),
+        decided at once at T1 unless another trigger is named: a decision point of its own,
+        its step not in flight (no step-boundary first). The same descriptor again is a
+        retry, deferred while the commitment covers its step."""
         del principal
         doc: Json = dict(members["descriptor"])
         session_id = SessionId(str(doc["session-id"]))
@@ -108,6 +118,7 @@ class AgentSelection:
                 raise closed_session("submit-descriptor", "descriptor/session-id", session_id)
             step = session.step if session is not None else None
             desc = descriptors.descriptor(doc, step_id=step)
+            revised = True
             if session is None:
                 account = SessionAccount.opened(session_limits(desc))
                 session = Session(
@@ -123,7 +134,8 @@ class AgentSelection:
                     account=account,
                 )
                 trigger = None
-            else:
+            else:  # P2: a revision is a decision point of its own, not a step in flight
+                revised = doc != session.descriptor_doc
                 session = replace(
                     session,
                     descriptor_doc=doc,
@@ -131,12 +143,13 @@ class AgentSelection:
                     last_activity=now,
                     turn=desc.turn_id or session.turn,
                     step=desc.step_id,
+                    step_in_flight=session.step_in_flight and not revised,
                 )
                 trigger = trigger or Trigger.T1
             self._decisions.store(session)
         for request in descriptors.refinement_requests(desc, doc):  # MSG-3
             self._decisions.publish(request)
-        decided = self._decisions.decide(session_id, trigger, force=trigger is None)
+        decided = self._decisions.decide(session_id, trigger, force=trigger is None or revised)
         return decided.reply
 
     def step_boundary(self, principal: Principal, members: Json) -> Json:
@@ -181,8 +194,7 @@ class AgentSelection:
         return {}
 
     def evaluate(self, principal: Principal, members: Json) -> Json:
-        """evaluate (MSG-8 -> MSG-9) at the named trigger, with an optional revised
-        descriptor."""
+        """evaluate (MSG-8 -> MSG-9) at the named trigger, optionally a revised descriptor."""
         del principal
         trigger = Trigger(str(members["trigger"]).split(":")[-1])
         point_name = members.get("decision-point")
@@ -218,8 +230,7 @@ class AgentSelection:
         return reply
 
     def _open(self, members: Json, operation: str, now: float) -> Session:
-        """Under the lock: purge, then the open session ``session-id`` names; an unknown one
-        is refused, and so is one that is closed or failed."""
+        """Under the lock: purge, then the open session ``session-id`` names (else refused)."""
         softstate.purge(self._decisions, now)
         session = self._decisions.session(members["session-id"], operation, "session-id")
         if not session.open:
@@ -229,8 +240,9 @@ class AgentSelection:
     # ------------------------------------------------------------------ MSG-13
 
     def state_transfer_notice(self, principal: Principal, members: Json) -> Json:
-        """state-transfer-notice (MSG-13): the transfer of a handoff succeeded or failed at
-        source or target; commit only on a usable working set, else abort (P9, M43)."""
+        """state-transfer-notice (MSG-13): commit only on a usable working set, else abort
+        (P9, M43); a completion repeated after the commit is acknowledged, any other notice
+        for a settled handoff refused (it changes nothing)."""
         del principal
         config = self._decisions.config()
         now = self._decisions.clock()
@@ -248,9 +260,12 @@ class AgentSelection:
             session = self._decisions.sessions[owner]
             before = session.handoff(handoff_id)
             assert before is not None
+            notice = handoff.Notice.of(members)
+            if handoff.stray(before, notice):
+                raise handoff_settled(handoff_id, before.state.value, notice.status)
             _, bounds = self._decisions.policy(config, session)
             settings = self._decisions.settings_for(config, bounds, now)
-            after = handoff.noticed(before, handoff.Notice.of(members), now)
+            after = handoff.noticed(before, notice, now)
             if after.state is handoff.HandoffState.COMMITTED and after.moved:
                 advertiser = self._decisions.book.advertiser.get(after.target)
                 if advertiser is not None:
@@ -356,6 +371,14 @@ class AgentSelection:
         with self._decisions.lock:
             rendered = accuracy_json(self._decisions.book.advertiser, self._decisions.book.accuracy)
         return {f"{MODULE}:candidates": {"candidate": rendered} if rendered else {}}
+
+    def session_counts(self) -> dict[str, float]:
+        """Sessions by state (the ``cats_agent_selection_sessions`` gauge)."""
+        counts: dict[str, float] = {}
+        with self._decisions.lock:
+            for session in self._decisions.sessions.values():
+                counts[session.state] = counts.get(session.state, 0) + 1
+        return counts
 
     def sessions_state(self) -> Json:
         """``agent-selection/sessions``: every session, its records, commitments, handoffs."""

@@ -74,10 +74,12 @@ class CommitmentRecord:
 
 @dataclass(frozen=True, slots=True)
 class Kept:
-    """One decision record with the descriptor members it was taken on (M8, M39)."""
+    """One decision record with the descriptor members it was taken on (M8, M39); its
+    candidates' valuations kept as their numbers (``values``: render.valued's arrays)."""
 
     record: DecisionRecord
     descriptor: Json
+    values: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,7 @@ def session_json(
             kept.record.evaluation,
             kept.descriptor,
             _record_extra(kept.record),
+            kept.values or None,
         )
         for kept in session.records
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from controller.agent_selection.service import AgentSelection
 from controller.agent_selection.values import MODULE
 from controller.datastore.api import Registrations, RpcHandler
+from controller.observability.metrics import AGENT_SESSIONS
 from controller.types import DataPath, SchemaPath
 
 SESSIONS = DataPath(f"/{MODULE}:agent-selection/sessions")
@@ -28,4 +29,5 @@ def register(registrations: Registrations, service: AgentSelection) -> None:
     for name, handler in rpcs.items():
         registrations.rpcs[SchemaPath(f"/{MODULE}:{name}")] = handler
     registrations.state[SESSIONS] = service.sessions_state
+    AGENT_SESSIONS.source = service.session_counts
     registrations.state[CANDIDATES] = service.candidates_state

@@ -8,8 +8,8 @@ the southbound credentials) are default-deny-all, so only ``admin`` reads them.
 - admin: everything.
 - operator: read all but secrets; write the selection policy, update control, attachments,
   the agent-selection configuration and the forwarder inventory; no users, no NACM.
-- observer: read all but secrets; get, get-config, get-data, get-schema and
-  create-subscription; nothing else.
+- observer: read all but secrets; get, get-config, get-data, get-schema,
+  create-subscription and cats-controller-admin's compare; nothing else.
 - csma: report-service-metrics, advertise-capability, state-transfer-notice.
 - cnma: report-network-metrics, advertise-forwarding-view.
 - gateway: submit-descriptor, step-boundary, evaluate, invalidation-notice,
@@ -59,6 +59,7 @@ AGENT_READS: dict[str, tuple[str, ...]] = {
 
 #: Read-only protocol operations an observer may invoke.
 OBSERVER_RPCS = (
+    ("cats-controller-admin", "compare"),  # read-only: it shows what the observer may read
     ("ietf-netconf", "get"),
     ("ietf-netconf", "get-config"),
     ("ietf-netconf-nmda", "get-data"),

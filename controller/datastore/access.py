@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from controller import audit
+from controller.audit import Event
 from controller.datastore.api import Access
 from controller.datastore.errors import refuse
 from controller.datastore.nacm import Op, UserAccess, walk
@@ -82,6 +84,7 @@ class Guard:
     def _deny(self, access: Access, node: Node) -> None:
         self._on_denied()
         path = nodes.path_of(node)
+        audit.record(Event.ACCESS_DENIED, self._name, detail=f"{access} {path}")
         raise refuse(
             "access-denied",
             f"{self._name} may not {access} {path} (access control, RFC 8341)",

@@ -359,4 +359,7 @@ class Registrations:
     #: Leaves holding credentials the application must present to peers in clear: stored
     #: encrypted, and treated by access control as default-deny-all (RFC 8341 3.5.1.2).
     secrets: set[SchemaPath] = field(default_factory=set)
+    #: Nodes access control treats as default-deny-all without storing them encrypted (the
+    #: audit records: readable only by those whose rules name them).
+    protected: set[SchemaPath] = field(default_factory=set)
     commit_hooks: list[CommitHook] = field(default_factory=list)

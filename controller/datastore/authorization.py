@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from controller import audit
+from controller.audit import Event
 from controller.datastore import reads, rpc
 from controller.datastore.access import Guard
 from controller.datastore.api import (
@@ -150,6 +152,7 @@ class Authorization:
 
     def _deny_operation(self, principal: Principal, name: str, path: str | None) -> None:
         self.nacm.counters.count("denied_operations")
+        audit.record(Event.ACCESS_DENIED, principal.user, detail=f"invoke {name}")
         LOG.info("nacm: %s may not invoke %s", principal.user, name)
         raise refuse(
             "access-denied",

@@ -85,6 +85,15 @@ class Candidate:
         whole = [path for record in applier.applied for path in record.whole]
         return store.revisions.record(changed, whole)
 
+    def pending_edits(self) -> list[Edit] | None:
+        """The logged edits when they turn running into the candidate (running has not
+        changed since the copy), for a comparison; [] when the candidate is running."""
+        if self.store is None:
+            return []
+        if self._core.running.txid != self._base_txid:
+            return None
+        return list(self._edits)
+
     def discard(self) -> None:
         """Drop the copy and the log: the candidate is running again."""
         if self.store is not None:

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from controller.datastore import changes, operational, reads, rpc
+from controller.audit import Event, HistoryStore
+from controller.audit import current as current_request
+from controller.audit import record as audit
+from controller.datastore import changes, operational, reads, review, rpc
 from controller.datastore.access import Guard
 from controller.datastore.api import (
     SYSTEM,
@@ -36,9 +40,11 @@ from controller.datastore.api import (
 from controller.datastore.authorization import AccountsWatcher, Authorization
 from controller.datastore.bus import DEFAULT_REPLAY, NotificationBus, Subscriber
 from controller.datastore.candidate import Candidate
+from controller.datastore.compare import ChangeItem
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.hiding import Hider
+from controller.datastore.history import HistoryRecorder
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
@@ -50,6 +56,7 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
 from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
+from controller.observability.metrics import COMMIT_LATENCY, COMMITS
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
@@ -68,6 +75,7 @@ class CoreSettings:
     streams: tuple[str, ...] = ()
     parse_contexts: int | None = None  # twin contexts for parallel RPC parsing; None: one per CPU
     hash_password: Callable[[str], str] | None = None  # for $0$ passwords; None: SHA-512 crypt
+    history: HistoryStore | None = None  # where every commit of running is kept (None: nowhere)
 
 
 class Core:
@@ -85,7 +93,8 @@ class Core:
         self.settings = settings or CoreSettings()
         self.registrations = registrations or Registrations()
         secret_leaves = sorted(self.registrations.secrets)
-        self.authorization = Authorization(self.ctx, secret_leaves)
+        denied = [*secret_leaves, *sorted(self.registrations.protected)]
+        self.authorization = Authorization(self.ctx, denied)
         leaves = {**BUILT_IN, **dict.fromkeys(secret_leaves, SecretKind.ENCRYPT)}
         self.secrets = Secrets(load_key(state_dir), leaves, self.settings.hash_password)
         self._lock = threading.RLock()
@@ -111,6 +120,8 @@ class Core:
         self.validator: Validator = self._validator()
         size = self.settings.parse_contexts
         self._contexts = Contexts(schema, default_size() if size is None else size)
+        store = self.settings.history
+        self.history = HistoryRecorder(store) if store is not None else None
         with self._lock:
             self.running.load()
             if not self.startup.load():
@@ -270,9 +281,19 @@ class Core:
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
+        started = time.perf_counter()
         with self._lock:
             txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
-            return self.transaction(txn)
+            try:
+                revision = self.transaction(txn)
+            except CatsError:
+                if datastore is DatastoreName.RUNNING:
+                    COMMITS.labels("refused").inc()
+                raise
+        if datastore is DatastoreName.RUNNING and not test_only:
+            COMMIT_LATENCY.observe(time.perf_counter() - started)
+            COMMITS.labels("committed").inc()
+        return revision
 
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock)."""
@@ -299,6 +320,14 @@ class Core:
                 for hook in self.registrations.commit_hooks:
                     hook(change)
             store.persist(txn.edits)
+            if running and self.history is not None:  # durable: keep how to undo it
+                self.history.record(
+                    store.txid,
+                    txn,
+                    current_request(),
+                    applied=applier.applied,
+                    undo=applier.undo.records,
+                )
         except _TestOnlyError:
             self._undo(applier, running=running)
             return store.revisions.of(None)
@@ -330,12 +359,46 @@ class Core:
         if running:
             store.compact_if_due(self.settings.compact_minimum)
             self.authorization.after_commit(store.first[0], changed)
+            _audit_commit(txn, store.txid, changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied
             )
             self.bus.publish("NETCONF", event)
         return revision
+
+    # ------------------------------------------------------------------ review
+
+    def trial(
+        self, edits: Sequence[Edit], principal: Principal, *, validate: bool, forward: bool = True
+    ) -> list[ChangeItem]:
+        """What ``edits`` would change in running, as ``principal`` may read it, changing
+        nothing (:func:`review.trial`). With ``validate`` the edits are access-checked as the
+        principal's and the result validated, as a commit would be: a dry run."""
+        printer = review.reader_printer(self.authorization.user(principal))
+        guard = self.guard(principal) if validate else review.UNGUARDED
+        with self._lock:
+            validator = self.validator if validate else None
+            return review.trial(self.running, edits, guard, validator, printer, forward=forward)
+
+    def compare_trees(
+        self, old: ConfigStore, new: ConfigStore, principal: Principal
+    ) -> list[ChangeItem]:
+        """The changes from one whole tree to another, as ``principal`` may read them."""
+        printer = review.reader_printer(self.authorization.user(principal))
+        with self._lock:
+            return review.compare_trees(old, new, printer)
+
+    def rebuilt(self, edits: Sequence[Edit]) -> ConfigStore:
+        """A copy of running with ``edits`` applied (the caller closes it)."""
+        with self._lock:
+            return review.rebuilt(self.running, edits)
+
+    def pending_candidate_edits(self) -> list[Edit] | None:
+        """The candidate's edits when replaying them on running gives the candidate (it was
+        copied from running as running is now); else None."""
+        with self._lock:
+            return self.candidate.pending_edits()
 
     # ------------------------------------------------------------------ whole datastores
 
@@ -565,6 +628,17 @@ class Core:
 
 
 _NOTIF = nodes.lib.LYD_TYPE_NOTIF_YANG
+
+
+def _audit_commit(txn: Txn, commit_id: int, changed: Sequence[DataPath]) -> None:
+    """One audit record per commit of running: its operation, size and first paths."""
+    info = current_request()
+    listed = ", ".join(str(path) or "/" for path in changed[:4])
+    more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""  # noqa: PLR2004
+    comment = f"; comment: {info.comment}" if info.comment else ""
+    event = Event.ROLLBACK if info.operation == "rollback" else Event.COMMIT
+    detail = f"{info.operation or 'edit'}: {len(changed)} change(s): {listed}{more}{comment}"
+    audit(event, txn.principal.user, commit_id=commit_id, session=txn.session, detail=detail)
 
 
 def _encoding_of(document: str) -> Encoding:

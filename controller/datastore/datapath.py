@@ -1,44 +1,18 @@
 """Data paths in libyang's form (``/mod:node/list[key='v']/leaf``), split without libyang.
 
-Revisions and units are keyed by these strings, so they are cut into steps here: a ``/`` inside
-a quoted predicate value does not separate steps. :func:`steps` and :func:`is_within` take a
-schema path (:data:`~controller.types.SchemaPath`, no predicates) as well.
+Revisions and units are keyed by these strings; :func:`steps` (controller.model.datapath, the
+one tokenizer every layer uses) cuts them, and :func:`steps` and :func:`is_within` take a schema
+path (:data:`~controller.types.SchemaPath`, no predicates) as well.
 """
 
 from __future__ import annotations
 
+from controller.model.datapath import steps
 from controller.types import DataPath, SchemaPath
 
+__all__ = ["ROOT", "ancestors", "is_within", "join", "parent", "schema_path", "steps"]
+
 ROOT = DataPath("/")
-
-
-def steps(path: str) -> list[str]:
-    """The steps of an absolute data path (``[]`` for the root)."""
-    result: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    depth = 0
-    for char in path:
-        if quote is not None:
-            current.append(char)
-            if char == quote:
-                quote = None
-            continue
-        if char in "'\"" and depth:
-            quote = char
-        elif char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        elif char == "/" and not depth:
-            if current:
-                result.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    if current:
-        result.append("".join(current))
-    return result
 
 
 def join(parts: list[str]) -> DataPath:

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 import os
 import struct
+import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from controller.observability.metrics import JOURNAL_FSYNC
 
 _FRAME = struct.Struct(">II")
 
@@ -118,10 +121,12 @@ class Journal:
             self._handle = self.journal_path.open("ab")
         data = frame(record)
         position = self._handle.tell()
+        started = time.perf_counter()
         try:
             self._handle.write(data)
             self._handle.flush()
             os.fsync(self._handle.fileno())
+            JOURNAL_FSYNC.observe(time.perf_counter() - started)
         except OSError:
             self._handle.truncate(position)
             raise

@@ -8,7 +8,10 @@ does not require it to survive, and a restart ends every session that could have
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,22 @@ from controller.model.schema import Encoding
 from controller.types import DataPath
 
 COMPACT_MINIMUM = 1 << 20  # journal bytes before compaction is considered
+#: A load this large (snapshot bytes, journal records) reports its progress.
+PROGRESS_BYTES = 1 << 20
+PROGRESS_RECORDS = 10_000
+LOG = logging.getLogger("catsctl.serve")
+
+
+@dataclass(frozen=True, slots=True)
+class _Progress:
+    """Start-up progress lines of a large load (a quiet one says nothing)."""
+
+    name: str
+    loud: bool
+
+    def say(self, what: str) -> None:
+        if self.loud:
+            LOG.info("%s: %s", self.name, what)
 
 
 def edit_record(edit: Edit) -> dict[str, object]:
@@ -72,20 +91,31 @@ class ConfigStore:
         """
         if self.journal is None:
             return False
+        started = time.monotonic()
         loaded = self.journal.load()
+        records = loaded.records if with_journal else ()
+        size = len(loaded.snapshot or "")
+        progress = _Progress(
+            self.name.value, size >= PROGRESS_BYTES or len(records) >= PROGRESS_RECORDS
+        )
         if loaded.snapshot:
+            progress.say(f"loading the snapshot ({size / 1e6:.1f} MB)")
             # printed by libyang, so in libyang's order: no place to search for (linear)
             parsed = nodes.parse_printed(self.ctx, loaded.snapshot)
             self.tree.replace(parsed)
         self.txid = loaded.txid
-        for record in loaded.records if with_journal else ():
+        for number, record in enumerate(records, start=1):
+            if number % PROGRESS_RECORDS == 1 or number == len(records):
+                progress.say(f"replaying the journal: record {number} of {len(records)}")
             applier = Applier(self.ctx, self.tree, Guard(None, "journal"))
             edits = record.get("edits")
             for item in edits if isinstance(edits, list) else ():
                 applier.apply(edit_from_record(item))
             applier.undo.commit()
             self.txid = int(str(record["txid"]))
+        progress.say("validating")
         self.validate()
+        progress.say(f"loaded at transaction {self.txid} in {time.monotonic() - started:.1f} s")
         if loaded.time:
             self.revisions = Revisions(datetime.fromisoformat(loaded.time))
         return loaded.snapshot is not None or bool(loaded.records)

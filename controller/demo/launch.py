@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -22,9 +23,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from controller.observability.listener import DEFAULT_PORTS
+
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.05
+#: The line of controller.observability.listener that names the management listener.
+MANAGEMENT = re.compile(r"management: /metrics, /healthz and /readyz at (http://[0-9.:]+)")
 
 
 class WaitTimeout(Exception):  # noqa: N818 - reads as what happened
@@ -110,6 +115,15 @@ class Child:
     name: str
     process: subprocess.Popen[bytes]
     log: Path
+    #: The ``catsctl`` sub-command (``serve``, ``sci``, ...).
+    kind: str = ""
+
+    def management_url(self) -> str | None:
+        """Where its /metrics, /healthz and /readyz listen, as its log announces it (an
+        ephemeral port in the demo); None until it has."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        found = MANAGEMENT.search(text)
+        return found.group(1) if found else None
 
     def alive(self) -> bool:
         """Whether the process still runs."""
@@ -152,6 +166,8 @@ class Launcher:
         """``python -m controller.cli ARGUMENTS`` as ``name``, logging to ``folder/name.log``."""
         log = self.folder / f"{name}.log"
         command = [sys.executable, "-m", "controller.cli", *arguments]
+        if arguments and arguments[0] in DEFAULT_PORTS and "--metrics-address" not in arguments:
+            command += ["--metrics-address", "127.0.0.1:0"]  # several of a kind on one host
         with log.open("ab") as sink:
             process = subprocess.Popen(
                 command,
@@ -161,7 +177,7 @@ class Launcher:
                 stderr=sink,
                 start_new_session=True,
             )
-        child = Child(name, process, log)
+        child = Child(name, process, log, arguments[0] if arguments else "")
         self.children.append(child)
         return child
 

@@ -125,13 +125,21 @@ def connect_lines(bed: Bed, password: str) -> list[str]:
         f"allow_agent=False, look_for_keys=False); print(m.get(('subtree', "
         f'\'<network-service-table xmlns=\\"{ns}\\"/>\')).xml)"',
         f"  curl -s {sci1}/ars      # a client request through SCI-1 (188.3.67.3:67)",
+        f"  export CATSCTL_URL=http://127.0.0.1:{rc} CATSCTL_USER=admin "
+        f"CATSCTL_PASSWORD={password}",
+        "  catsctl show cst; catsctl show decisions; catsctl config history; catsctl audit",
     ]
+    serve = next((c for c in bed.launcher.children if c.kind == "serve"), None)
+    metrics = serve.management_url() if serve is not None else None
+    if metrics:
+        lines.append(f"  curl -s {metrics}/metrics   # the C-PS's Prometheus metrics; /readyz")
     if INGRESS_NAME in bed.forwarders:
         ingress = bed.forwarders[INGRESS_NAME]
         lines += [
             f"  curl -si {ingress.url}/cats/ARS/ars   # through the ingress forwarder 10.0.0.1",
             f"  netconf-console2 --host 127.0.0.1 --port {ingress.netconf} -u {USER} "
             f"-p {bed.settings.agent_password} --get-config -x /{ST}:steering",
+            f"  catsctl explain --forwarder {INGRESS_NAME} --service ARS   # why its entry",
         ]
     return lines + agent_lines(bed, password)
 

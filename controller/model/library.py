@@ -14,11 +14,14 @@ from dataclasses import dataclass
 
 from _libyang import ffi
 
+from controller import __version__
 from controller.model.schema import Schema
 
-MODULE_SET = "complete"
+#: The module set and schema are named by the product and its version (RFC 8525 names them
+#: freely), so a client reads the server's version where it reads its modules.
+MODULE_SET = f"cats-controller-{__version__}"
 _LYS_VERSION_1_1 = 2  # LYS_VERSION_1_1 of libyang's tree_schema.h
-SCHEMA = "complete"
+SCHEMA = MODULE_SET
 
 
 @dataclass(frozen=True, slots=True)

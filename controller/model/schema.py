@@ -52,8 +52,12 @@ STANDARD_MODULES: tuple[str, ...] = (
     "ietf-netconf-notifications",
 )
 
+#: The product's own modules (not CATS proposals): cats-controller-admin, commit history,
+#: rollback, compare, audit and provenance (docs/architecture.md).
+PRODUCT_MODULES: tuple[str, ...] = ("cats-controller-admin",)
+
 #: Everything ``catsctl serve`` implements before any ``--yang-dir``.
-SERVER_MODULES: tuple[str, ...] = CATS_MODULES + STANDARD_MODULES
+SERVER_MODULES: tuple[str, ...] = CATS_MODULES + PRODUCT_MODULES + STANDARD_MODULES
 
 #: The features to enable, by module; a module not named has none (RFC 7950 7.20.1).
 Features = Mapping[str, Sequence[str]]
@@ -358,6 +362,25 @@ class Schema:
             _check_json_syntax(document)
         tree = self._parse(document, kind, encoding)
         lib.lyd_free_all(tree)
+
+    def with_defaults(self, document: str) -> str:
+        """A configuration document (RFC 7951 JSON) validated and printed with every default
+        the modules give (RFC 6243 report-all): what a server reads from running."""
+        _check_json_syntax(document)
+        tree = self._parse(document, InstanceKind.CONFIG, Encoding.JSON)
+        if tree == ffi.NULL:
+            return "{}"
+        out = ffi.new("char **")
+        options = lib.LYD_PRINT_WITHSIBLINGS | lib.LYD_PRINT_WD_ALL
+        try:
+            if lib.lyd_print_mem(out, tree, lib.LYD_JSON, options) != lib.LY_SUCCESS:
+                raise ModelError(*_take_errors(self._ctx))
+            printed = ffi.string(out[0]).decode() if out[0] != ffi.NULL else "{}"
+        finally:
+            lib.lyd_free_all(tree)
+            if out[0] != ffi.NULL:
+                lib.free(out[0])
+        return printed
 
     def _parse(self, document: str, kind: InstanceKind, encoding: Encoding) -> Any:
         fmt = lib.LYD_JSON if encoding is Encoding.JSON else lib.LYD_XML

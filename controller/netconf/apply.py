@@ -27,8 +27,8 @@ from controller.datastore.api import (
     ServerCore,
 )
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.model.datapath import steps as split_steps
 from controller.netconf.errors import netconf_error
-from controller.netconf.messages import split_steps
 from controller.types import DataPath
 
 _CREATING = (EditOperation.MERGE, EditOperation.REPLACE, EditOperation.CREATE)

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from controller.audit import annotated
 from controller.datastore.api import (
     SYSTEM,
     Content,
@@ -29,6 +30,11 @@ from controller.netconf.errors import netconf_error
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 600
 CONFIRMED_COMMIT = "ietf-netconf-notifications:netconf-confirmed-commit"
+#: The history comment of each way a confirmed commit is rolled back.
+_ROLLED_BACK = {
+    "timeout": "confirmed commit not confirmed in time: rolled back",
+    "cancel": "confirmed commit cancelled: rolled back",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +179,8 @@ class ConfirmedCommits:
         self._stop_timer(pending)
         self._pending = None
         try:
-            self._core.restore(DatastoreName.RUNNING, pending.backup, Encoding.JSON)
+            with annotated(operation=f"confirmed-commit-{event}", comment=_ROLLED_BACK[event]):
+                self._core.restore(DatastoreName.RUNNING, pending.backup, Encoding.JSON)
         except CatsError:
             LOG.exception("the rollback of a confirmed commit failed")
             return False

@@ -17,9 +17,10 @@ from lxml import etree
 from controller.datastore.api import Edit, EditOperation, InsertWhere
 from controller.errors import ErrorType
 from controller.model import Encoding
+from controller.model.datapath import steps as split_steps
 from controller.model.paths import ROOT, NodeKind, SchemaNode, step_data_path
 from controller.netconf.errors import NetconfError, netconf_error
-from controller.netconf.messages import BASE_NS, split_steps
+from controller.netconf.messages import BASE_NS
 from controller.netconf.values import json_value
 from controller.types import DataPath, Element
 

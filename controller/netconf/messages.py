@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.model.datapath import steps as split_steps
 from controller.netconf.errors import NetconfError, bad_element, netconf_error
 from controller.types import Element
 
@@ -302,31 +303,6 @@ def _split_predicates(step: str) -> tuple[str, list[str]]:
             continue
         current.append(char)
     return name, predicates
-
-
-def split_steps(path: str) -> list[str]:
-    """The steps of a data path, split on ``/`` outside predicates and quotes."""
-    steps: list[str] = []
-    current: list[str] = []
-    depth = 0
-    quote = ""
-    for char in path.lstrip("/"):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        elif char == "/" and depth == 0:
-            steps.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    if current:
-        steps.append("".join(current))
-    return steps
 
 
 def items_of(exc: CatsError) -> tuple[ErrorItem, ...]:

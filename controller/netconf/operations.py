@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from lxml import etree
 
+from controller import audit
+from controller.audit import Event
 from controller.datastore.api import (
     Content,
     DatastoreName,
@@ -224,12 +226,14 @@ class Operations:
             )
         self._core.lock(target, caller.session)
         self._registry.locked(target, caller.session)
+        audit.record(Event.LOCK, caller.user, detail=f"{target} locked")
         return Outcome()
 
     def _unlock(self, caller: Caller, operation: Element) -> Outcome:
         target = datastore_of(operation, "target")
         self._core.unlock(target, caller.session)
         self._registry.unlocked(target, caller.session)
+        audit.record(Event.UNLOCK, caller.user, detail=f"{target} unlocked")
         return Outcome()
 
     def _close_session(self, caller: Caller, operation: Element) -> Outcome:

@@ -24,6 +24,7 @@ from paramiko.common import (
     OPEN_SUCCEEDED,
 )
 
+from controller.audit import login_failed
 from controller.datastore.api import Principal
 from controller.netconf.session import NetconfSession, SessionEnv
 
@@ -92,11 +93,18 @@ def _host_key(
     return key
 
 
+def _refused_login(user: str, peer: str) -> None:
+    """Audit a password that did not authenticate (a public key that does not is no failed
+    login: clients offer their keys before they ask for a password)."""
+    login_failed(user, "netconf", peer)
+
+
 class _SshServer(paramiko.ServerInterface):
     """Authentication and channel policy of one connection."""
 
-    def __init__(self, credentials: Credentials) -> None:
+    def __init__(self, credentials: Credentials, peer: str = "") -> None:
         self._credentials = credentials
+        self._peer = peer
         self.user: str | None = None
         self.channel: paramiko.Channel | None = None
         self.ready = threading.Event()
@@ -109,6 +117,7 @@ class _SshServer(paramiko.ServerInterface):
         if self._credentials.check_password(username, password):
             self.user = username
             return AUTH_SUCCESSFUL
+        _refused_login(username, self._peer)
         return AUTH_FAILED
 
     def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
@@ -211,7 +220,7 @@ class NetconfServer:
         try:
             for key in self._keys:
                 transport.add_server_key(key)
-            server = _SshServer(self._credentials)
+            server = _SshServer(self._credentials, peer)
             transport.start_server(server=server)
             channel = transport.accept(HANDSHAKE_TIMEOUT_S)
             if channel is None or not server.ready.wait(HANDSHAKE_TIMEOUT_S):

@@ -11,10 +11,13 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from controller import audit
+from controller.audit import Event
 from controller.datastore.api import Principal, ServerCore, Subscription
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.confirmed import Actor, ConfirmedCommits
@@ -41,7 +44,31 @@ from controller.netconf.notifications import (
 from controller.netconf.operations import Operations
 from controller.netconf.outcome import Caller
 from controller.netconf.sessions import Registry, SessionInfo
+from controller.observability.metrics import NETCONF_LATENCY, NETCONF_RPCS
 
+#: The operations NETCONF names (RFC 6241, 5277, 8526, 6022): their own metric label; every
+#: modelled RPC shares ``rpc``, so that a client's element names cannot grow the label set.
+BASE_OPERATIONS = frozenset(
+    {
+        "get",
+        "get-config",
+        "get-data",
+        "edit-config",
+        "edit-data",
+        "copy-config",
+        "delete-config",
+        "lock",
+        "unlock",
+        "close-session",
+        "kill-session",
+        "commit",
+        "discard-changes",
+        "cancel-commit",
+        "validate",
+        "get-schema",
+        "create-subscription",
+    }
+)
 LOG = logging.getLogger(__name__)
 NOTIFICATIONS = "ietf-netconf-notifications"
 RECV_SIZE = 65536
@@ -116,6 +143,7 @@ class NetconfSession:
         """Hello, then rpcs until close-session, kill-session or the channel drops."""
         env = self._env
         deframer = Deframer(env.max_message_size)
+        audit.bind(audit.RequestInfo("netconf", self._source, str(self.session_id)))
         try:
             self._send(build_hello(env.capabilities, self.session_id))
             hello = self._messages(deframer)
@@ -182,16 +210,24 @@ class NetconfSession:
             self._errors(attributes, exc.items)
             return False
         caller = Caller(self.session_id, self._principal.user, self._principal, self._subscribe)
+        name = str(rpc.operation.tag).rpartition("}")[2]
+        label = name if name in BASE_OPERATIONS else "rpc"
+        started = time.perf_counter()
         try:
-            outcome = self._env.operations.dispatch(caller, rpc.operation)
+            with audit.annotated(operation=name):
+                outcome = self._env.operations.dispatch(caller, rpc.operation)
         except CatsError as exc:
+            NETCONF_RPCS.labels(label, "error").inc()
             self._errors(rpc.attributes, exc.items)
             return False
         except Exception:
+            NETCONF_RPCS.labels(label, "error").inc()
             LOG.exception("session %d: operation failed unexpectedly", self.session_id)
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             self._errors(rpc.attributes, (item,))
             return False
+        NETCONF_LATENCY.labels(label).observe(time.perf_counter() - started)
+        NETCONF_RPCS.labels(label, "ok").inc()
         self._send(to_bytes(reply(rpc.attributes, outcome.children)))
         self._start_notifications()
         return outcome.close
@@ -265,6 +301,9 @@ class NetconfSession:
         """
         self._killed_by = killed_by
         self._reason = "killed"
+        by = f"session {killed_by}" if killed_by else "the server (its user was deleted)"
+        detail = f"session {self.session_id} of {self._principal.user} killed by {by}"
+        audit.record(Event.KILL_SESSION, self._principal.user, detail=detail)
         self._close_channel()
         self._env.core.release_session(str(self.session_id))
 
@@ -281,6 +320,7 @@ class NetconfSession:
             self._pending[0].close()
         try:
             env.confirmed.session_ended(Actor(self.session_id, self._principal.user))
+            self._audit_broken_locks()
             env.core.release_session(str(self.session_id))
         except CatsError:
             LOG.exception("session %d: releasing its locks failed", self.session_id)
@@ -290,12 +330,23 @@ class NetconfSession:
             self._announce_end()
         self._close_channel()
 
+    def _audit_broken_locks(self) -> None:
+        """A session that ends holding locks breaks them (RFC 6241 7.5: released)."""
+        session = str(self.session_id)
+        for datastore, holder in self._env.core.lock_holders().items():
+            if holder == session:
+                detail = f"lock of {datastore} released: session {session} ended ({self._reason})"
+                audit.record(Event.LOCK_BROKEN, self._principal.user, detail=detail)
+
     def _announce_start(self) -> None:
+        audit.record(Event.SESSION_START, self._principal.user, detail="netconf session")
         self._announce("netconf-session-start", {})
 
     def _announce_end(self) -> None:
+        detail = f"netconf session ended: {self._reason}"
+        audit.record(Event.SESSION_END, self._principal.user, detail=detail)
         extra: dict[str, object] = {"termination-reason": self._reason}
-        if self._killed_by is not None:
+        if self._killed_by:  # 0: the server ended it (its user was deleted); no session did
             extra["killed-by"] = self._killed_by
         self._announce("netconf-session-end", extra)
 

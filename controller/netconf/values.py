@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 
 from controller.errors import ErrorType
+from controller.model.datapath import steps as split_steps
 from controller.netconf.errors import netconf_error
-from controller.netconf.messages import split_steps
 
 #: A ``prefix:`` outside quotes (group 1 is a quoted string, kept as it is).
 _PREFIX = re.compile(r"""('[^']*'|"[^"]*")|(?<![\w.-])([A-Za-z_][\w.-]*):(?=[A-Za-z_*])""")

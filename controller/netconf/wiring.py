@@ -22,6 +22,7 @@ from controller.netconf.reads import Reads
 from controller.netconf.server import Credentials, NetconfServer, NetconfSettings, capabilities
 from controller.netconf.session import SessionEnv
 from controller.netconf.sessions import Registry
+from controller.observability.metrics import NETCONF_SESSIONS
 from controller.types import DataPath
 
 #: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
@@ -51,6 +52,7 @@ class NetconfParts:
     capabilities: tuple[str, ...]
     modules: tuple[tuple[str, str | None, str], ...]
     lock_holders: Callable[[], dict[DatastoreName, str]]
+    confirmed: ConfirmedCommits  # cats-controller-admin's commit with confirm-timeout uses it
 
     def state(self) -> dict[str, object]:
         """``ietf-netconf-monitoring:netconf-state`` for the core's state provider."""
@@ -127,6 +129,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         events=publish,
         strict=settings.strict,
     )
+    NETCONF_SESSIONS.set_function(lambda: len(registry))
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)
-    return NetconfParts(server, registry, served, modules, core.lock_holders)
+    return NetconfParts(server, registry, served, modules, core.lock_holders, confirmed)

@@ -10,6 +10,7 @@ was a fifth of the server time of a small RPC (tools/bench/selection.py).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from http import HTTPStatus
@@ -17,14 +18,22 @@ from typing import Any
 from urllib.parse import urlsplit
 from wsgiref.types import StartResponse, WSGIEnvironment
 
+from controller import audit
+from controller.audit.context import comment_problem
 from controller.datastore.api import Principal
 from controller.errors import ErrorItem, ErrorType
+from controller.observability.metrics import RESTCONF_LATENCY, RESTCONF_REQUESTS, status_class
+from controller.restconf.auth import parse_basic
 from controller.restconf.http import ANONYMOUS, HttpReply, HttpRequest
 from controller.restconf.resources import Restconf
 
 LOG = logging.getLogger(__name__)
 UNAUTHENTICATED = frozenset({"/.well-known/host-meta"})
 REALM = 'Basic realm="restconf", charset="UTF-8"'
+#: The request headers that carry a write's commit comment and label into the commit history
+#: (cats-controller-admin; README "Commit history").
+COMMENT_HEADER = "cats-commit-comment"
+LABEL_HEADER = "cats-commit-label"
 
 #: Returns the authenticated user of an Authorization header, or None.
 Authenticate = Callable[[str | None], str | None]
@@ -109,12 +118,16 @@ class RestconfApp:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
         path, query = raw_target(environ)
         bare = HttpRequest(method, path, query, request_headers(environ))
+        started = time.perf_counter()
         try:
             reply = self._answer(bare, environ)
         except Exception:  # the handlers never raise; authentication might
             LOG.exception("unexpected error on %s %s", method, path)
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             reply = self._restconf.error_reply(bare, 500, (item,))
+        resource = _resource(path)
+        RESTCONF_LATENCY.labels(method, resource).observe(time.perf_counter() - started)
+        RESTCONF_REQUESTS.labels(method, resource, status_class(reply.status)).inc()
         headers = list(reply.headers)
         if reply.stream is not None:
             start_response(status_line(reply.status), headers)
@@ -126,8 +139,10 @@ class RestconfApp:
     def _answer(self, bare: HttpRequest, environ: WSGIEnvironment) -> HttpReply:
         """Authenticate, read the body within its bound and let the resources answer."""
         public = bare.path in UNAUTHENTICATED
+        source = str(environ.get("REMOTE_ADDR", ""))
         user = None if public else self._authenticate(bare.header("authorization"))
         if user is None and not public:
+            _refused_login(bare.header("authorization"), source)
             item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
             return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
         body = read_body(environ, self._max_body_size)
@@ -135,9 +150,33 @@ class RestconfApp:
             limit = self._max_body_size
             item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")
             return _with(self._restconf.error_reply(bare, 413, (item,)), "Connection", "close")
-        source = str(environ.get("REMOTE_ADDR", ""))
         principal = self._principal_of(user, "restconf", source) if user else ANONYMOUS
-        return self._restconf.handle(replace(bare, body=body, principal=principal))
+        comment, label = bare.header(COMMENT_HEADER), bare.header(LABEL_HEADER)
+        problem = comment_problem(comment, label)
+        if problem is not None:
+            item = ErrorItem(ErrorType.PROTOCOL, "invalid-value", problem)
+            return self._restconf.error_reply(bare, 400, (item,))
+        info = audit.RequestInfo("restconf", source, None, bare.method, comment, label)
+        with audit.request(info):
+            return self._restconf.handle(replace(bare, body=body, principal=principal))
+
+
+def _resource(path: str) -> str:
+    """The kind of resource a request path names (a bounded metric label)."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[1] == "restconf" and parts[2] in _RESOURCES:  # noqa: PLR2004
+        return parts[2]
+    return "other"
+
+
+_RESOURCES = frozenset({"data", "ds", "operations", "yang-library-version", "streams"})
+
+
+def _refused_login(header: str | None, source: str) -> None:
+    """Audit a request whose credentials did not authenticate (none given is no attempt)."""
+    credentials = parse_basic(header)
+    if credentials is not None:
+        audit.login_failed(credentials[0], "restconf", source)
 
 
 def create_app(

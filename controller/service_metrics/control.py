@@ -50,18 +50,21 @@ def changed_metrics(old: CstEntry, new: CstEntry) -> tuple[Metric, ...]:
     return tuple(metric for metric, before, after in pairs if before != after)
 
 
+_ONE_SLOT = 100  # a relative GAS threshold of one slot or less: any change counts
+
+
 def significant(old: CstEntry, new: CstEntry, delta: DeltaThreshold) -> bool:
     """Whether a change from the announced ``old`` to ``new`` crosses a delta threshold (8).
 
-    GAS by more than gas-absolute slots or gas-relative percent, Computing Time by more than
+    GAS by more than gas-absolute slots or gas-relative percent (any change of a site whose
+    relative threshold is one slot or less: GAS counts whole slots), Computing Time by more than
     computing-time-relative percent, a health change (when health-change is set), a change of
     usability, or any change of price, reputation, security level or egress, which have no
     thresholds.
     """
     gas, was = new.gas, old.gas  # the percent tests are _relative's, inlined (per entry)
-    if gas != was and (
-        abs(gas - was) > delta.gas_absolute or abs(gas - was) * 100 > delta.gas_relative * was
-    ):
+    moved, limit = abs(gas - was), delta.gas_relative * was  # limit: hundredths of a slot
+    if moved and (moved > delta.gas_absolute or moved * 100 > limit or limit <= _ONE_SLOT):
         return True
     took = old.computing_time
     if abs(new.computing_time - took) * 100 > delta.computing_time_relative * took:

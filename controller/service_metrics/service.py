@@ -22,6 +22,14 @@ from controller.datastore.api import (
     Registrations,
     ServerCore,
 )
+from controller.errors import CatsError
+from controller.observability.metrics import (
+    CST_ENTRIES,
+    NST_ENTRIES,
+    REPORTS,
+    SELECT_LATENCY,
+)
+from controller.observability.metrics import DECISIONS as DECISION_COUNTS
 from controller.selection.joint import (
     HardConstraints,
     Outcome,
@@ -49,6 +57,13 @@ from controller.service_metrics.ingest import Attribution, SenderRecord
 from controller.service_metrics.ledger import LedgerFile
 from controller.service_metrics.plausibility import Plausibility, Sample, plausibility_settings
 from controller.service_metrics.policy import MODULE, CpsConfig
+from controller.service_metrics.provenance import (
+    DEFAULT_MAX_AGE_S,
+    open_archive,
+    parse_time,
+    provenance_json,
+    rfc3339,
+)
 from controller.service_metrics.reports import ReportIngest
 from controller.service_metrics.running import ParsedRunning, container
 from controller.service_metrics.sessions import (
@@ -109,6 +124,7 @@ class ServiceMetrics:
         clock: Callable[[], Timestamp] = time.time,
         publish: Publisher = _no_publisher,
         state_dir: Path | None = None,
+        decision_max_age: float = DEFAULT_MAX_AGE_S,
     ) -> None:
         self._config = config
         self._clock = clock
@@ -127,10 +143,16 @@ class ServiceMetrics:
         self._sweeper = Sweeper(self.sweep)
         self._decisions: deque[DecisionRecord] = deque()
         self._statistics = Statistics()
-        self._turn = 0
+        self._max_age = decision_max_age  # decision retention by age (count: the policy's)
+        self._archive = open_archive(state_dir)
+        self._unsaved: list[DecisionRecord] = []  # written behind by the sweeper
+        self._restored: list[Json] = []  # records of before the restart, still retained
+        self._turn = self._archive.last_number() if self._archive is not None else 0
         self._affinity = AffinityTable()  # affined sessions (6.2.4), under self._lock
         self._plausibility = Plausibility()  # feedback (9), its own leaf lock
         self._dispatches = Dispatches()  # selections since the reports (8), under self._lock
+        CST_ENTRIES.set_function(lambda: len(self.cst))
+        NST_ENTRIES.set_function(lambda: len(self.nst))
 
     # ------------------------------------------------------------------ reports
 
@@ -148,9 +170,16 @@ class ServiceMetrics:
         config = self._config()
         now = self._clock()
         ctx = Applying(now, config, Effects())
+        kind = "service" if operation == ingest.SERVICE_REPORT else "network"
         try:
             with self._lock:
-                return self._ingest.report(operation, principal.user, members, ctx)
+                answer = self._ingest.report(operation, principal.user, members, ctx)
+            REPORTS.labels(kind, "accepted").inc()
+            return answer
+        except CatsError as exc:
+            item = exc.items[0] if exc.items else None
+            REPORTS.labels(kind, (item.app_tag or item.tag) if item else "refused").inc()
+            raise
         finally:
             self._follow(ctx.fx, now)
 
@@ -175,6 +204,17 @@ class ServiceMetrics:
         self._follow(ctx.fx, now)
         if ledger is not None:
             self._save(ledger)
+        self._save_decisions(config)
+
+    def _save_decisions(self, config: CpsConfig) -> None:
+        """Write the new decision records behind (no lock held while writing)."""
+        if self._archive is None:
+            return
+        with self._lock:
+            unsaved, self._unsaved = self._unsaved, []
+        oldest = self._clock() - self._max_age
+        rows = [(int(r.decision_id), r.time, decisions.record_json(r)) for r in unsaved]
+        self._archive.save(rows, config.decision_retention, oldest)
 
     def _save(self, ledger: dict[str, SenderRecord]) -> None:
         """Write the sender ledger (no lock held); a failed write is logged and retried."""
@@ -187,7 +227,13 @@ class ServiceMetrics:
                 self._ingest.dirty = True
 
     def start(self) -> None:
-        """Start the sweeper thread (``controller.app`` does, on entering the application)."""
+        """Restore the decision records of before a restart (the core is there now) and start
+        the sweeper thread (``controller.app`` does, on entering the application)."""
+        if self._archive is not None:
+            retention = self._config().decision_retention
+            restored = self._archive.load(retention, self._clock() - self._max_age)
+            with self._lock:
+                self._restored = restored
         self._sweeper.start()
 
     def close(self) -> None:
@@ -196,6 +242,9 @@ class ServiceMetrics:
         with self._lock:
             ledger = self._ingest.take_ledger(self._clock())
         self._save(ledger)
+        self._save_decisions(self._config())
+        if self._archive is not None:
+            self._archive.close()
 
     # ------------------------------------------------------------------ selection
 
@@ -232,7 +281,9 @@ class ServiceMetrics:
                 fallback_egresses=tuple(ForwarderId(e) for e in config.fallback_egresses(cs_id)),
                 penalties=self._penalties(cs_id, config),
             )
+            started = time.perf_counter()
             outcome = self._decide(request, config, report)
+            SELECT_LATENCY.observe(time.perf_counter() - started)
             record = self._keep(
                 DecisionRecord(str(self._turn), now, asked, document, outcome, report), config
             )
@@ -269,11 +320,18 @@ class ServiceMetrics:
         return replace(outcome, candidates=()) if report == "none" else outcome
 
     def _keep(self, record: DecisionRecord, config: CpsConfig) -> DecisionRecord:
-        """Keep a decision record within decision-retention and count it; under the lock."""
+        """Keep a decision record within decision-retention (count and age) and count it;
+        under the lock."""
         self._decisions.append(record)
-        while len(self._decisions) > config.decision_retention:
+        oldest = record.time - self._max_age
+        while len(self._decisions) > config.decision_retention or self._decisions[0].time < oldest:
             self._decisions.popleft()
+        if self._archive is not None:
+            self._unsaved.append(record)
         self._statistics = self._statistics.counted(record.outcome)
+        outcome = record.outcome
+        level = decisions.fallback_level(outcome.fallback_level)
+        DECISION_COUNTS.labels(outcome.result.value, level, record.trigger.value).inc()
         return record
 
     def _bind(
@@ -325,6 +383,49 @@ class ServiceMetrics:
                 )
                 outcomes.append(select(self.index, request, config.settings))
         return outcomes
+
+    # ------------------------------------------------------------------ provenance
+
+    def steering_record(self, cs_id: CsId, ingress: ForwarderId, forwarder: str) -> str:
+        """Keep the decision record of a service entry the steering installs at ``forwarder``
+        (every candidate with its reasons, 6.2.3 Step 7); its decision-id."""
+        config = self._config()
+        now = self._clock()
+        document = config.requirement_document(cs_id, {})
+        with self._lock:
+            self._turn += 1
+            request = SelectionRequest(
+                cs_id,
+                ingress,
+                now,
+                policy.requirement(document),
+                turn=self._turn,
+                fallback_egresses=tuple(ForwarderId(e) for e in config.fallback_egresses(cs_id)),
+                penalties=self._penalties(cs_id, config),
+            )
+            outcome = explain(self.cst, self.nst, request, config.settings)
+            asked: Json = {"cs-id": cs_id, "ingress": ingress, "requester": f"steering {forwarder}"}
+            record = DecisionRecord(
+                str(self._turn), now, asked, document, outcome, "all", Trigger.RE_EVALUATION
+            )
+            self._keep(record, config)
+        return record.decision_id
+
+    def installed(self, forwarder: str, cs_id: CsId, entry: Json | None) -> None:
+        """The steering intends ``entry`` (None: no entry) at ``forwarder`` from now on."""
+        if self._archive is not None:
+            decision = None if entry is None else str(entry.get("decision-id"))
+            self._archive.install(forwarder, str(cs_id), decision, entry, self._clock())
+
+    def steering_provenance(self, principal: Principal, members: Json) -> Json:
+        """``cc:steering-provenance``: the decision of a forwarder's service entry at a time."""
+        del principal
+        if self._archive is None:
+            return {}
+        at = members.get("at")
+        moment = parse_time(str(at)) if at is not None else self._clock()
+        found = self._archive.installed(str(members["forwarder"]), str(members["cs-id"]), moment)
+        return provenance_json(found)
 
     # ------------------------------------------------------------------ sessions
 
@@ -460,9 +561,15 @@ class ServiceMetrics:
         return {f"{MODULE}:network-service-table": {"entry": entries} if entries else {}}
 
     def decisions_state(self) -> Json:
-        """``selection-decisions``: statistics and the kept decision records."""
+        """``selection-decisions``: statistics and the kept decision records (those of before
+        a restart first, while they are in the retained window)."""
+        retention = self._config().decision_retention
         with self._lock:
-            records = [decisions.record_json(r) for r in self._decisions]
+            live = [decisions.record_json(r) for r in self._decisions]
+            room = max(0, retention - len(live))
+            oldest = rfc3339(self._clock() - self._max_age)
+            restored = [r for r in self._restored if str(r.get("time", "")) >= oldest]
+            records = (restored[-room:] if room else []) + live
             values: Json = {"statistics": self._statistics.as_json()}
         if records:
             values["decision"] = records

@@ -24,7 +24,10 @@ NAMESPACE = "urn:ietf:params:xml:ns:yang:{module}"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 _RPC = nodes.lib.LYD_TYPE_RPC_YANG
 _REPLY = nodes.lib.LYD_TYPE_REPLY_YANG
+_NOTIF = nodes.lib.LYD_TYPE_NOTIF_YANG
 _NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
+_NOTIFICATION = "urn:ietf:params:xml:ns:netconf:notification:1.0"
+_NETMOD = "urn:ietf:params:xml:ns:netmod:notification"
 _PREFIX_DECLARATION = re.compile(r'\sxmlns:([A-Za-z_][\w.-]*)="([^"]*)"')
 
 
@@ -95,3 +98,35 @@ class RpcCodec:
         loaded: Any = json.loads(printed or "{}")
         inner: Any = next(iter(loaded.values()), {}) if isinstance(loaded, dict) else {}
         return dict(inner) if isinstance(inner, dict) else {}
+
+    def notification(self, message: bytes | str) -> tuple[str, Json] | None:
+        """The event of a ``<notification>`` (RFC 5277 4) as (``module:name``, members); the
+        stream's own events (``replayComplete``, ``notificationComplete``) as
+        (``netmod:NAME``, {}); None for a notification without an event.
+
+        Raises:
+            ModelError: libyang's items when the event is not valid against the schema.
+        """
+        data = message.encode() if isinstance(message, str) else message
+        root = etree.fromstring(data, _PARSER)
+        events = [
+            child
+            for child in root
+            if isinstance(child.tag, str) and etree.QName(child).namespace != _NOTIFICATION
+        ]
+        if not events:
+            return None
+        if etree.QName(events[0]).namespace == _NETMOD:
+            return f"netmod:{etree.QName(events[0]).localname}", {}
+        text = etree.tostring(events[0], encoding="unicode")
+        with self._guard:
+            tree, op = nodes.parse_op(self._ctx, text, Encoding.XML, _NOTIF)
+            try:
+                printed = nodes.print_tree(op, Encoding.JSON)
+            finally:
+                nodes.free_all(tree)
+        loaded: Any = json.loads(printed or "{}")
+        if not isinstance(loaded, dict) or not loaded:
+            return None
+        name, members = next(iter(loaded.items()))
+        return str(name), dict(members) if isinstance(members, dict) else {}

@@ -51,7 +51,7 @@ from controller.southbound.push import (
     push_all,
 )
 from controller.southbound.session import ConfigSession
-from controller.southbound.steering import Entry, service_entry
+from controller.southbound.steering import Entry, same_content, service_entry, with_decision
 from controller.types import CsId, DataPath, ForwarderId, Json
 
 LOG = logging.getLogger("catsctl.southbound")
@@ -59,6 +59,20 @@ Pair = tuple[CsId, ForwarderId]
 #: The fast selection of (CS-ID, ingress) pairs
 #: (controller.service_metrics ServiceMetrics.steering_outcomes).
 Outcomes = Callable[[Sequence[Pair]], list[Outcome]]
+
+
+class Provenance(Protocol):
+    """Where the decisions behind service entries are kept (controller.service_metrics)."""
+
+    def steering_record(self, cs_id: CsId, ingress: ForwarderId, forwarder: str) -> str:
+        """Keep the decision record of a new service entry; its decision-id."""
+        ...
+
+    def installed(self, forwarder: str, cs_id: CsId, entry: Json | None) -> None:
+        """Note the entry now intended at a forwarder (None: none)."""
+        ...
+
+
 #: Opens the session to one forwarder (a ConfigSession; a fake in unit tests).
 SessionFactory = Callable[[ForwarderSpec], SteeringSession]
 CHUNK = 512  # pairs per evaluation under the C-PS's lock
@@ -117,7 +131,7 @@ def status_json(status: ForwarderStatus, intended: tuple[int, int]) -> Json:
 class SteeringService:
     """Planner thread plus one worker per configured forwarder (controller.app ``Hosted``)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the seams of the planner, each a keyword but the first two
         self,
         core: Callable[[], RunningReader],
         outcomes: Outcomes,
@@ -125,8 +139,10 @@ class SteeringService:
         sessions: SessionFactory = netconf_session,
         settings: PushSettings | None = None,
         poll: float = 0.2,
+        provenance: Provenance | None = None,
     ) -> None:
         self._core = core
+        self._provenance = provenance
         self._outcomes = outcomes
         self._sessions = sessions
         self._settings = settings or PushSettings()
@@ -230,13 +246,33 @@ class SteeringService:
             chunk = wanted[start : start + CHUNK]
             outcomes = self._outcomes([pair for _, pair in chunk])
             per_forwarder: dict[str, dict[CsId, Entry | None]] = {}
-            for (name, (cs_id, _)), outcome in zip(chunk, outcomes, strict=True):
-                per_forwarder.setdefault(name, {})[cs_id] = service_entry(cs_id, outcome)
+            for (name, (cs_id, ingress)), outcome in zip(chunk, outcomes, strict=True):
+                entry = self._attributed(name, cs_id, ingress, service_entry(cs_id, outcome))
+                per_forwarder.setdefault(name, {})[cs_id] = entry
             for name, services in per_forwarder.items():
                 if self.intended.set_services(name, services):
                     changed.add(name)
         for name in changed:
             self._wake(name)
+
+    def _attributed(
+        self, name: str, cs_id: CsId, ingress: ForwarderId, entry: Entry | None
+    ) -> Entry | None:
+        """The entry to intend: the current one when it installs the same thing; otherwise
+        the new one, naming the decision record kept for it (its provenance)."""
+        provenance = self._provenance
+        if provenance is None:
+            return entry
+        _, current = self.intended.entry(name, ("service", cs_id))
+        if entry is None:
+            if current is not None:
+                provenance.installed(name, cs_id, None)
+            return None
+        if current is not None and same_content(current, entry):
+            return current
+        attributed = with_decision(entry, provenance.steering_record(cs_id, ingress, name))
+        provenance.installed(name, cs_id, attributed.members)
+        return attributed
 
     def _snapshot_workers(self) -> list[tuple[ForwarderSpec, ForwarderWorker]]:
         with self._cond:
@@ -304,6 +340,10 @@ class SteeringService:
     def _snapshot_workers_named(self) -> dict[str, tuple[ForwarderSpec, ForwarderWorker]]:
         with self._cond:
             return dict(self._workers)
+
+    def southbound_ready(self) -> bool:
+        """Whether every configured forwarder's session is up (``/readyz``)."""
+        return all(worker.status.connected for _, worker in self._snapshot_workers())
 
     def status(self, forwarder: str) -> ForwarderStatus | None:
         """The status of one forwarder's worker, if it is configured."""

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from controller.errors import ErrorItem, ErrorType
+from controller.observability.metrics import PUSH_FAILURES, PUSH_LATENCY
 from controller.southbound.errors import SouthboundError
 from controller.southbound.intended import ForwarderName, IntendedState
 from controller.southbound.session import WriteSettings, Written
@@ -223,7 +224,13 @@ class ForwarderWorker:
         edits = entries = 0
         confirmed = False
         for part in parts:
-            written = self._session.write(part, self._settings.write)
+            started = time.perf_counter()
+            try:
+                written = self._session.write(part, self._settings.write)
+            except SouthboundError:
+                PUSH_FAILURES.labels(self.name).inc()
+                raise
+            PUSH_LATENCY.labels(self.name).observe(time.perf_counter() - started)
             self._actual = applied(self._actual or {}, part)
             edits, entries = edits + written.edits, entries + written.entries
             confirmed = written.confirmed

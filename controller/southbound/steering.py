@@ -95,6 +95,20 @@ def service_entry(cs_id: CsId, outcome: Outcome) -> Entry | None:
     return Entry("service", members)
 
 
+def same_content(one: Entry, other: Entry) -> bool:
+    """Whether two service entries install the same thing (their decision-ids aside)."""
+    return bool(_canonical(_content(one)) == _canonical(_content(other)))
+
+
+def _content(entry: Entry) -> Json:
+    return {k: v for k, v in entry.members.items() if k != "decision-id"}
+
+
+def with_decision(entry: Entry, decision_id: str) -> Entry:
+    """A service entry naming the kept decision record that chose it (its provenance)."""
+    return Entry(entry.kind, {**entry.members, "decision-id": decision_id})
+
+
 @dataclass(frozen=True, slots=True)
 class Changes:
     """What to write: entries to create or replace, keys of entries to remove."""

@@ -64,6 +64,7 @@ class Server:
     session: requests.Session
     scheme: str = "http"
     netconf_port: int = 0
+    metrics_port: int = 0  # the management listener: /metrics, /healthz, /readyz
 
     @property
     def root(self) -> str:
@@ -146,6 +147,9 @@ def running_server(
     port = port or free_port()
     netconf_port = free_port() if netconf_port is None else netconf_port  # 0: no NETCONF
     log = state_dir.parent / f"serve-{port}.log"
+    metrics = (
+        [] if "--metrics-address" in extra else ["--metrics-address", f"127.0.0.1:{free_port()}"]
+    )
     command = [
         *(sys.executable, "-m", "controller.cli", "serve"),
         *("--state-dir", str(state_dir)),
@@ -153,13 +157,16 @@ def running_server(
         *("--restconf-port", str(port)),
         *("--netconf-port", str(netconf_port)),
         *(["--init-data", str(init_data)] if init_data else []),
+        *metrics,
         *extra,
     ]
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink, env=os.environ)
     session = requests.Session()
     session.auth = ADMIN
-    server = Server(process, port, state_dir, log, session, scheme, netconf_port)
+    address = metrics[1] if metrics else extra[extra.index("--metrics-address") + 1]
+    metrics_port = int(address.rpartition(":")[2])
+    server = Server(process, port, state_dir, log, session, scheme, netconf_port, metrics_port)
     try:
         _wait_ready(server)
         yield server

@@ -109,8 +109,14 @@ class Csma:
 
 
 @contextlib.contextmanager
-def csma_process(
-    folder: Path, name: str, instances: list[Json], login: tuple[str, str], cps: Json
+def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
+    folder: Path,
+    name: str,
+    instances: list[Json],
+    login: tuple[str, str],
+    cps: Json,
+    *,
+    advertising: Json | None = None,
 ) -> Iterator[Csma]:
     """Start ``catsctl csma`` answering for ``instances`` and admitting the C-PS as ``login``
     (started, not waited for: see :meth:`Csma.wait`); stopped when the block ends."""
@@ -123,6 +129,8 @@ def csma_process(
         "reservations": {"validity": 30, "max-rate": 10, "window": 60},
         "instances": instances,
     }
+    if advertising is not None:
+        config["advertising"] = advertising
     path = folder / f"{name}.json"
     path.write_text(json.dumps(config))
     command = [
@@ -142,10 +150,11 @@ def csma_process(
     log = folder / f"{name}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
+    running = Csma(name, process, log, restconf, netconf, login)
     try:
-        yield Csma(name, process, log, restconf, netconf, login)
+        yield running
     finally:
-        stop(process, timeout=10)
+        stop(running.process, timeout=10)  # the one running now (a test may restart it)
 
 
 def _instances(specs: list[drafts.Spec]) -> list[Json]:

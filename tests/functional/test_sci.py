@@ -13,6 +13,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -303,6 +304,32 @@ def test_session_affinity_holds_and_sessions_count_into_gas(site: Site) -> None:
     _send(site, 1, **{"X-Cats-Session": "alice", "CATS-Session-End": "1"})
     _send(site, 1, **{"X-Cats-Session": "bob", "CATS-Session-End": "1"})
     assert site.report_after(time.time(), lambda r: r["gas"] == 8)
+
+
+def test_active_sessions_are_the_session_managers_not_the_scraped_gauge(site: Site) -> None:
+    """4.3, 6.3: a request c serves that did not pass the SCI shows in c's scraped in-flight
+    gauge; GAS and the slots stay the Session Manager's (nothing of the SCI is in flight), so
+    a scrape taken while it ran does not hold a slot until the next scrape."""
+    c = site.instances["c"]
+    c.admin(slow_ms=2500)
+    began = time.time()
+    direct = threading.Thread(target=lambda: requests.get(f"{c.url}/work", timeout=10), daemon=True)
+    direct.start()
+    try:
+
+        def scraped_in_flight(report: dict[str, Any]) -> bool:
+            details = {i["si-id"]: i for i in report["instance"]}
+            collected = _epoch(details["c"].get("collected-at", "1970-01-01T00:00:00Z"))
+            return began + 0.2 < collected < began + 2.3
+
+        report = site.report_after(began, scraped_in_flight)
+    finally:
+        direct.join(timeout=10)
+        c.admin(slow_ms=0)
+    details = {i["si-id"]: i for i in report["instance"]}
+    assert details["c"]["status"]["active-sessions"] == 0  # it was the gauge's 1
+    assert details["c"]["available-slots"] == CAPACITY["c"]
+    assert report["gas"] == 8  # floor(0.8 x 9) = 7 before
 
 
 def test_failed_health_is_unhealthy_after_n_checks_and_gets_nothing(site: Site) -> None:

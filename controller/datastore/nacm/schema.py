@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.datastore.schemawalk import array
-from controller.model import native, nodes
+from controller.model import datapath, native, nodes
 
 ACM = "ietf-netconf-acm"
 _LYS_DATA = (
@@ -145,27 +145,7 @@ _PRED = re.compile(
 
 def split_steps(path: str) -> list[str]:
     """The steps of an absolute path, split at the slashes outside predicates and quotes."""
-    steps: list[str] = []
-    current: list[str] = []
-    depth, quote = 0, ""
-    for char in path.strip():
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        elif char == "/" and depth == 0:
-            if current:
-                steps.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    if current:
-        steps.append("".join(current))
-    return steps
+    return datapath.steps(path.strip())
 
 
 def compile_path(ctx: Any, path: str) -> tuple[Step, ...] | None:

@@ -1,9 +1,13 @@
 """P11 accounting per session, turn and step, pacing and budget thresholds (7.3, 8.1 P11).
 
 Consumption is monotone (7.5, MSG-15): a report is never negative, a repeated report id is
-charged once. The change cost of a move is charged to the session it serves (M46). Pacing
-holds back a reserve for the remaining steps (M38); a threshold crossing paces or refuses
-the step (DP9, T9). Every function returns a new value.
+charged once. MSG-15 is sent at the completion of a step and again at the end of a turn: a
+turn-scope report states the turn's whole consumption, which includes the step reports of
+that turn, so a turn's line is the larger of the sum of its step reports and its turn report,
+and the session is charged only what that adds (consumption is never counted twice). The
+change cost of a move is charged to the session it serves once the move happened (M46).
+Pacing holds back a reserve for the remaining steps (M38); a threshold crossing paces or
+refuses the step (DP9, T9). Every function returns a new value.
 """
 
 from __future__ import annotations
@@ -14,7 +18,12 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from controller.selection.mapping.context import BudgetPacing
-from controller.selection.mapping.vocabulary import BudgetDimension, BudgetKind, ThresholdAction
+from controller.selection.mapping.vocabulary import (
+    BudgetDimension,
+    BudgetKind,
+    Scope,
+    ThresholdAction,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +66,18 @@ def _charge(lines: Lines, amounts: Mapping[BudgetDimension, float], *, change: b
 
 @dataclass(frozen=True, slots=True)
 class Consumption:
-    """An accounting report (MSG-15) attributed to a session, turn and step."""
+    """An accounting report (MSG-15) attributed to a session, turn and step; ``scope`` says
+    what it totals: one step (the default), the whole turn, or the whole session."""
 
     report_id: str
     amounts: Mapping[BudgetDimension, float]
     turn_id: int | None = None
     step_id: int | None = None
+    scope: Scope = Scope.STEP
+
+
+Totals = Mapping[BudgetDimension, float]
+_NO_TOTALS: Totals = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +89,8 @@ class SessionAccount:
     steps: Mapping[tuple[int, int], Lines] = field(default_factory=lambda: MappingProxyType({}))
     reports: frozenset[str] = frozenset()
     unattributed: int = 0
+    step_totals: Mapping[int, Totals] = field(default_factory=lambda: MappingProxyType({}))
+    turn_totals: Mapping[int, Totals] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def opened(cls, limits: Mapping[BudgetDimension, tuple[float, BudgetKind]]) -> SessionAccount:
@@ -86,34 +103,79 @@ class SessionAccount:
         return self.session.get(dimension, BudgetLine(dimension))
 
 
-def charge(account: SessionAccount, report: Consumption) -> SessionAccount:
-    """Attribute one report to the session, its turn and its step (P11, M13).
+def _merged(
+    totals: Mapping[int, Totals], turn: int, amounts: Totals, *, add: bool
+) -> Mapping[int, Totals]:
+    """The per-turn totals with ``amounts`` added (step reports) or taken as a new maximum
+    (turn reports: a later turn report restates the turn, monotone)."""
+    found = dict(totals.get(turn, _NO_TOTALS))
+    for dimension, amount in amounts.items():
+        before = found.get(dimension, 0.0)
+        found[dimension] = before + amount if add else max(before, amount)
+    return MappingProxyType({**totals, turn: MappingProxyType(found)})
 
-    A report already charged is ignored; a report without a turn is charged to the session
+
+def _turn_growth(
+    account: SessionAccount, turn: int, steps: Mapping[int, Totals], turns: Mapping[int, Totals]
+) -> dict[BudgetDimension, float]:
+    """What the turn's line grows by: max(step sum, turn report) after, less before."""
+    growth: dict[BudgetDimension, float] = {}
+    old_steps, old_turn = account.step_totals.get(turn, {}), account.turn_totals.get(turn, {})
+    new_steps, new_turn = steps.get(turn, {}), turns.get(turn, {})
+    for dimension in set(new_steps) | set(new_turn):
+        before = max(old_steps.get(dimension, 0.0), old_turn.get(dimension, 0.0))
+        after = max(new_steps.get(dimension, 0.0), new_turn.get(dimension, 0.0))
+        growth[dimension] = after - before
+    return growth
+
+
+def _checked(report: Consumption) -> None:
+    for dimension, amount in report.amounts.items():
+        if amount < 0:
+            raise ValueError(f"consumption is monotone: {amount} {dimension.value}")
+
+
+def charge(account: SessionAccount, report: Consumption) -> SessionAccount:
+    """Attribute one report to the session, its turn and its step (P11, M13, MSG-15).
+
+    A report already charged is ignored. A report without a turn is charged to the session
     only and counted as unattributed, which degrades only the precision of later decisions.
+    A step report adds to its step and to the sum of its turn's step reports; a turn report
+    restates its turn; either way the turn's line is the larger of the two, and the session
+    is charged the growth of that line. A session report restates the session: only what it
+    exceeds the consumption reported so far is charged.
     """
     if report.report_id in account.reports:
         return account
-    session = _charge(account.session, report.amounts, change=False)
-    turns, steps = account.turns, account.steps
-    unattributed = account.unattributed
-    if report.turn_id is None:
-        unattributed += 1
+    _checked(report)
+    reports = account.reports | {report.report_id}
+    turn = report.turn_id
+    if report.scope is Scope.SESSION or turn is None:
+        amounts = dict(report.amounts)
+        if report.scope is Scope.SESSION:
+            for dimension, amount in report.amounts.items():
+                line = account.session.get(dimension, BudgetLine(dimension))
+                amounts[dimension] = max(amount - (line.consumed - line.change_cost), 0.0)
+        session = _charge(account.session, amounts, change=False)
+        unattributed = account.unattributed + (turn is None)
+        return replace(account, session=session, reports=reports, unattributed=unattributed)
+    steps, step_totals, turn_totals = account.steps, account.step_totals, account.turn_totals
+    if report.scope is Scope.TURN:
+        turn_totals = _merged(turn_totals, turn, report.amounts, add=False)
     else:
-        turns = MappingProxyType(
-            {
-                **turns,
-                report.turn_id: _charge(
-                    turns.get(report.turn_id, _NO_LINES), report.amounts, change=False
-                ),
-            }
-        )
+        step_totals = _merged(step_totals, turn, report.amounts, add=True)
         if report.step_id is not None:
-            key = (report.turn_id, report.step_id)
+            key = (turn, report.step_id)
             steps = MappingProxyType(
                 {**steps, key: _charge(steps.get(key, _NO_LINES), report.amounts, change=False)}
             )
-    return SessionAccount(session, turns, steps, account.reports | {report.report_id}, unattributed)
+    updated = replace(account, step_totals=step_totals, turn_totals=turn_totals)
+    growth = _turn_growth(account, turn, step_totals, turn_totals)
+    turns = MappingProxyType(
+        {**account.turns, turn: _charge(account.turns.get(turn, _NO_LINES), growth, change=False)}
+    )
+    session = _charge(account.session, growth, change=False)
+    return replace(updated, session=session, turns=turns, steps=steps, reports=reports)
 
 
 def charge_change(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from controller.selection.mapping.context import Band, Lexicographic, SelectionContext, Weighted
 from controller.selection.mapping.prepared import Prepared
 from controller.selection.mapping.valuation import Valuation
-from controller.selection.mapping.vocabulary import Dimension
+from controller.selection.mapping.vocabulary import Dimension, Element, ValueCondition
 from controller.types import CsciId
 
 _DIMENSIONS = (Dimension.FORWARDING, Dimension.COMPUTING, Dimension.STORAGE)
@@ -43,6 +43,8 @@ class Scored:
     ``times`` are the per-step dimension times used by the rule after the trust rules and
     the amortization (forwarding, computing, storage). ``step_time`` is this step's own time
     (forwarding + computing + artifact load + state cost), the value the objective bounds.
+    ``meets_objective`` is None without an objective and when the tail is unverified (a
+    mean stood for the percentile, M34).
     ``recurring`` is paid at every step, ``once`` at the change (M47).
     """
 
@@ -160,7 +162,7 @@ def combine(
             f, c, s = times
             suitability = -(w_f * (f or 0.0) + w_c * (c or 0.0) + w_s * (s or 0.0))
         meets = None
-        if objective is not None and step_time is not None:
+        if objective is not None and step_time is not None and _tail_known(valuation):
             meets = step_time <= objective.target
         scored.append(
             Scored(
@@ -176,6 +178,20 @@ def combine(
             )
         )
     return scored
+
+
+_TAIL_ELEMENTS = frozenset({Element.PATH_SET, Element.QUEUE_DELAY, Element.STEP_LATENCY})
+
+
+def _tail_known(valuation: Valuation) -> bool:
+    """Whether the step time compared with a tail objective rests on tail values: a mean
+    standing for the percentile (or an unknown value) leaves the tail unverified (M34), so
+    the objective is neither met nor missed; the record's qualified values name why."""
+    return not any(
+        q.condition in (ValueCondition.MEAN_FOR_TAIL, ValueCondition.UNKNOWN)
+        and q.element in _TAIL_ELEMENTS
+        for q in valuation.qualified
+    )
 
 
 def _banded(value: float | None, band: Band | None) -> float:

@@ -40,8 +40,9 @@ class TierCatalogue:
 
 @dataclass(frozen=True, slots=True)
 class Stability:
-    """The stability requirement (8.3): ``min_improvement`` is on the suitability scale
-    (seconds of weighted step time here); ``sustain_period`` qualifies T5."""
+    """The stability requirement (8.3): ``min_improvement`` is relative, a fraction of the
+    magnitude of the current instance's suitability that the best one must improve on it by
+    (0.1: 10 %); ``sustain_period`` qualifies T5; times are seconds."""
 
     min_interval: float = 0.0
     min_improvement: float = 0.0

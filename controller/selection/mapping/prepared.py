@@ -68,11 +68,12 @@ def _session_time(descriptor: Descriptor, position: SessionPosition) -> float | 
 
 def horizon(context: SelectionContext, remaining: int | None) -> int:
     """The steps over which a one-off cost is weighed: the look-ahead, cut to what remains
-    of the session, at least this step (6.4, M37)."""
-    steps = context.look_ahead_horizon
-    if remaining is not None:
-        steps = min(steps, remaining)
-    return max(steps, 1)
+    of the session, at least this step (6.4, M37). With no remaining horizon stated nothing
+    is known to follow the step, so it is this step alone (the module's look-ahead-horizon
+    says so; 8.4's first example holds under the module's default of 5)."""
+    if remaining is None:
+        return 1
+    return max(min(context.look_ahead_horizon, remaining), 1)
 
 
 def prepare(

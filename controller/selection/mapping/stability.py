@@ -98,6 +98,21 @@ def assess(
     )
 
 
+_EPSILON = 1e-9  # decimal64 thresholds compared with binary floats: 0.1 is met by 0.1
+
+
+def relative_improvement(current: float | None, best: float | None) -> float | None:
+    """The improvement of suitability as a fraction of the current one's magnitude (8.3:
+    'a value which fluctuates inside a band' is a relative notion; min-improvement 0.1 asks
+    for 10 %). A current suitability of zero makes any gain infinite, any loss nothing."""
+    if current is None or best is None:
+        return None
+    gain = best - current
+    if current == 0:
+        return float("inf") if gain > 0 else 0.0
+    return gain / abs(current)
+
+
 def _sustained(
     position: SessionPosition, best: CsciId, context: SelectionContext, now: Timestamp
 ) -> bool:
@@ -144,11 +159,7 @@ def judge(
         return Judgement(Outcome.KEEP, current_id, change, StabilityCheck(not exempt, in_flight))
     change = assess(current, best, context, steps, in_flight=in_flight)
     rules = context.stability
-    improvement = (
-        None
-        if current.suitability is None or best.suitability is None
-        else best.suitability - current.suitability
-    )
+    improvement = relative_improvement(current.suitability, best.suitability)
     check = StabilityCheck(
         applied=True,
         step_in_flight=in_flight,
@@ -156,7 +167,7 @@ def judge(
         or now - position.last_move_at >= rules.min_interval,
         min_improvement_met=improvement is not None
         and improvement > 0
-        and improvement >= rules.min_improvement,
+        and improvement >= rules.min_improvement - _EPSILON,
         gain_covers_cost=None
         if change.cost is None or change.gain_time is None
         else change.gain_time > change.cost,

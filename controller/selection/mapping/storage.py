@@ -154,8 +154,8 @@ def _scan(prepared: PreparedWorkingSet, view: ResourceView, now: Timestamp) -> _
     for key in state.keys() if len(state) < len(elements) else elements.keys():
         element = elements.get(key)
         seen = state.get(key)
-        if element is None or seen is None:
-            continue
+        if element is None or seen is None or seen.presence is Presence.ABSENT:
+            continue  # an absent copy is simply absent (whatever its report's freshness)
         size = element.element_size
         in_accelerator = seen.residency is ResidencyTier.ACCELERATOR_MEMORY
         if not (
@@ -218,7 +218,13 @@ def _rebuildable(element: WorkingSetElement, link: Link, *, sourced: bool) -> bo
 def _element_exclusions(
     csci_id: CsciId, prepared: PreparedWorkingSet, held: _Held, link: Link
 ) -> list[Exclusion]:
-    """M28 (an element that may not move stays) and required presence (6.3, M4)."""
+    """M28 (an element that may not move stays) and required presence (6.3, M4).
+
+    A required element that cannot be re-obtained (a tool result: the tool is not
+    idempotent, 6.3) whose presence the candidate reports unknown or doubtful excludes the
+    candidate with that condition: unknown is not absent (MSG-6) and cannot satisfy a
+    constraint (7.5, M20), so it is not valued with a hypothetical transfer either.
+    """
     found: list[Exclusion] = []
     for element in prepared.pinned:
         key = (prepared.tenant, element.reuse_key)
@@ -238,7 +244,10 @@ def _element_exclusions(
     for element in prepared.required:
         key = (prepared.tenant, element.reuse_key)
         sourced = key not in prepared.sourceless
-        if key in held.keys or not element.may_move or _rebuildable(element, link, sourced=sourced):
+        if key in held.keys or not element.may_move:
+            continue
+        unsure = key in held.doubtful and element.element_class in NOT_RECOMPUTABLE
+        if not unsure and _rebuildable(element, link, sourced=sourced):
             continue
         if key in held.doubtful:
             found.append(

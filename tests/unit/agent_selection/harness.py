@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from controller.agent_selection import AgentSelection, AgentSelectionSettings
-from controller.agent_selection.config import AgentConfig, parse
+from controller.agent_selection.config import AgentConfig, parse, with_defaults
 from controller.agent_selection.steering import NoSteering, Steering
 from controller.datastore import rpc
 from controller.datastore.api import SYSTEM
@@ -40,6 +40,7 @@ class Harness:
     notes: list[Json] = field(default_factory=list)
     steering: Steering = field(default_factory=NoSteering)
     service: AgentSelection = field(init=False)
+    _parsed: dict[str, AgentConfig] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.csma.clock = self.clock
@@ -52,7 +53,13 @@ class Harness:
         )
 
     def _config(self) -> AgentConfig:
-        return parse(self.config)
+        """The configuration as the C-PS reads it from running: with the module's defaults."""
+        document = json.dumps({f"{AS}:agent-selection": self.config}, sort_keys=True)
+        cached = self._parsed.get(document)
+        if cached is None:
+            cached = parse(with_defaults(self.config, self.schema))
+            self._parsed = {document: cached}
+        return cached
 
     def _publish(self, document: Json) -> None:
         self.schema.validate(json.dumps(document), InstanceKind.NOTIF)

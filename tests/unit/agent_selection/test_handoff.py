@@ -10,6 +10,7 @@ import pytest
 
 from controller.agent_selection import handoff as machine
 from controller.agent_selection.handoff import AbortReason, Handoff, HandoffState, Notice
+from controller.errors import CatsError
 from controller.model import Schema
 from controller.types import CsciId, ReuseKey, SessionId
 from tests.unit.agent_selection import drafts
@@ -83,12 +84,56 @@ def test_the_sweep_aborts_an_expired_reservation_and_releases_it(schema: Schema)
     assert h.csma.count("release-state") == 1
 
 
+def _change_cost(h: Harness) -> str | None:
+    """The change cost charged to the session's time line (ms), None when nothing was."""
+    for line in h.session(SESSION)["accounting"].get("budget", ()):
+        if line["dimension"].endswith(":time") and "change-cost" in line:
+            found: str = line["change-cost"]
+            return found
+    return None
+
+
+def test_m46_a_refused_move_is_not_charged(schema: Schema) -> None:
+    h = _moving(schema, refuse={"B"})
+    _source_stays(h, "reservation-refused")
+    for _ in range(2):
+        h.clock.now += 61
+        h.call("evaluate", {"session-id": SESSION, "trigger": f"{drafts.AS}:t1-step-boundary"})
+    assert _change_cost(h) is None  # nothing moved: nothing charged (3008 ms before)
+
+
+def test_m46_a_committed_move_is_charged_once(schema: Schema) -> None:
+    h = _moving(schema)
+    assert _change_cost(h) is None  # reserved, not yet moved
+    for _ in range(2):
+        _notice(h, "target", "completed", **{"usable-key": ["ctx"]})
+    cost = _change_cost(h)
+    assert cost is not None
+    assert float(cost) > 0
+
+
 def test_the_transfer_fails(schema: Schema) -> None:
     h = _moving(schema)
     _notice(h, "source", "failed", detail="link reset")
     _source_stays(h, "transfer-failed")
-    _notice(h, "target", "completed", **{"usable-key": ["ctx"]})  # too late: stays aborted
+    with pytest.raises(CatsError) as late:  # too late: refused, and it stays aborted
+        _notice(h, "target", "completed", **{"usable-key": ["ctx"]})
+    (item,) = late.value.items
+    assert (item.tag, item.app_tag) == ("operation-failed", "handoff-aborted")
+    assert item.path == f"/{drafts.AS}:state-transfer-notice/handoff-id"
     _source_stays(h, "transfer-failed")
+
+
+def test_a_failure_reported_after_the_commit_is_refused_and_changes_nothing(
+    schema: Schema,
+) -> None:
+    h = _moving(schema)
+    _notice(h, "target", "completed", **{"usable-key": ["ctx"]})
+    before = h.session(SESSION)
+    with pytest.raises(CatsError) as late:
+        _notice(h, "source", "failed", detail="late")
+    assert late.value.items[0].app_tag == "handoff-committed"
+    assert h.session(SESSION) == before
 
 
 def test_an_unusable_key_at_the_target_aborts(schema: Schema) -> None:
@@ -188,3 +233,41 @@ def test_the_handoff_timeout_aborts() -> None:
     assert machine.expired(start, 129.0) is start
     late = machine.expired(start, 131.0)
     assert late.abort_reason is AbortReason.HANDOFF_TIMEOUT
+
+
+TOOL_RESULT = drafts.element("tr", "tool-result", 1e5, 0, role="constraint")
+
+
+def test_p9_a_first_placement_that_assumes_a_transfer_reserves_and_commits_on_usable() -> None:
+    """Y is nearer but lacks the tool result X holds (a tool result is never recomputed):
+    its valuation assumes a transfer from X, so the admission reserves at Y and commits only
+    when Y reports the result usable; before, it committed at once with no reservation."""
+    with Schema() as schema:
+        specs = [
+            drafts.Spec("X", delay=0.9, holds=("tr",)),
+            drafts.Spec("Y", delay=0.1),
+        ]
+        h = harness(schema, specs)
+        desc = drafts.descriptor("s-tr", 1, [TOOL_RESULT])
+        reply = h.call("submit-descriptor", {"descriptor": desc})
+        assert reply["selected"] == "Y"
+        assert "commitment" not in reply  # not committed before the transfer
+        (reserve,) = [c for c in h.csma.calls if c[0] == "reserve-state"]
+        assert reserve[2]["csci-id"] == "Y"
+        assert [e["reuse-key"] for e in reserve[2]["element"]] == ["tr"]
+        session = h.session("s-tr")
+        (handoff,) = session["handoff"]
+        assert (handoff["source"], handoff["target"], handoff["state"]) == ("X", "Y", "reserved")
+        assert "commitment" not in session
+        h.call(
+            "state-transfer-notice",
+            {
+                "handoff-id": handoff["handoff-id"],
+                "reporter": "target",
+                "status": "completed",
+                "usable-key": ["tr"],
+                "at": drafts.iso(h.clock.now),
+            },
+        )
+        (commitment,) = h.session("s-tr")["commitment"]
+        assert (commitment["csci-id"], commitment["state"]) == ("Y", "active")

@@ -199,19 +199,28 @@ def test_section14_advertisements_beyond_the_rate_are_refused_and_dropped(
 
 
 def test_section14_bounds_left_unconfigured_are_the_modules_defaults(schema: Schema) -> None:
-    """rate-limits and handoff-timeout at the values the YANG gives them when unset (the
-    refines of agent-selection/selection-context): an eleventh advertisement in a second is
-    refused without any configuration."""
-    bounds = context({})[1]
+    """Every default of the selection context is the YANG's (the refines of
+    agent-selection/selection-context), read with running: an eleventh advertisement in a
+    second is refused without any configuration."""
+    specs = drafts.example_84(0.5)
+    h = harness(schema, specs)
+    built, bounds = context(h._config().context)
     assert (
         bounds.max_decision_rate,
         bounds.max_state_query_rate,
         bounds.max_advertisement_rate,
         bounds.max_reservation_rate,
         bounds.handoff_timeout,
-    ) == (60, 100, 10, 6, 60.0)
-    specs = drafts.example_84(0.5)
-    h = harness(schema, specs)
+        bounds.retention_after_close,
+    ) == (60, 100, 10, 6, 60.0, 3600.0)
+    stability = built.stability
+    assert (stability.min_interval, stability.min_improvement, stability.sustain_period) == (
+        30.0,
+        0.1,
+        10.0,
+    )
+    assert (built.look_ahead_horizon, built.tail_detection_factor) == (5, 3.0)
+    assert (built.pacing.uneven_spending, built.pacing.reserve_fraction) == (True, 0.2)
     h.clock.now = float(int(h.clock.now) + 10)
     members = h.checked_input("advertise-capability", drafts.capability(specs, h.clock.now))
     for _ in range(10):
@@ -227,6 +236,27 @@ def test_p1_a_step_the_commitment_covers_is_not_decided_again(schema: Schema) ->
     again = h.call("submit-descriptor", {"descriptor": drafts.descriptor_84("s-1")})
     assert again["evaluation"] == "deferred"
     assert len(h.session("s-1")["decision-record"]) == 1
+
+
+def test_p2_a_revised_descriptor_of_the_running_step_is_evaluated_as_a_decision_point(
+    schema: Schema,
+) -> None:
+    """Step 30 runs at C (the context is there); the gateway revises its descriptor: the
+    context is no longer needed. B is 0.2 s/step faster and holds the documents, so the
+    revision moves the session, although the step-boundary announced the step in flight."""
+    h = harness(schema, drafts.example_68(b_delay=0.6), drafts.CONTEXT_68)
+    _admit(h, "s-rev", drafts.descriptor_68("s-rev", 29))
+    h.clock.now += 300
+    h.call("step-boundary", {"session-id": "s-rev", "turn-id": 1, "step-id": 30})
+    assert h.session("s-rev")["decision-record"][-1]["outcome"] == KEEP
+    assert h.session("s-rev")["step-in-flight"] is True
+    revised = drafts.descriptor_68("s-rev", 30)
+    revised["working-set"]["element"] = [drafts.DOC_SET]
+    reply = h.call("submit-descriptor", {"descriptor": revised})
+    assert reply["evaluation"] == "completed"
+    assert (reply["outcome"], reply["selected"]) == (MOVE, "B")  # hold-and-watch before
+    check = h.session("s-rev")["decision-record"][-1]["stability"]
+    assert check["step-in-flight"] is False
 
 
 def test_p8_a_repeated_decision_never_makes_a_second_commitment(schema: Schema) -> None:
@@ -421,3 +451,40 @@ def test_p1_a_turn_whose_steps_are_never_announced_is_one_step(schema: Schema) -
     (turn,) = [t for t in session["accounting"]["turn"] if t["turn-id"] == 2]
     assert turn["budget"][0]["consumed"] == "1500.000"
     assert "step" not in turn  # the whole turn is the step
+
+
+def test_m34_a_mean_for_a_p95_objective_is_unverified_and_named_in_the_record(
+    schema: Schema,
+) -> None:
+    """C reports its step latency as a mean only; the 2 s p95 objective is a preference (the
+    YANG default role): the record does not say tail-ok true for C, it says the tail is
+    unverified and names the substitution in qualified-value."""
+    specs = drafts.example_84(0.5)
+    h = harness(schema, specs)
+    advert = drafts.capability(specs, h.clock.now, sequence=2)
+    c = next(x for x in advert["candidate"] if x["csci-id"] == "C")
+    latency = c["computing"]["step-latency"]
+    latency["mean"] = latency.pop("p95")
+    del latency["median"]
+    h.call("advertise-capability", advert)
+    _admit(h, "s-mean", drafts.descriptor_84("s-mean"))
+    (record,) = h.session("s-mean")["decision-record"]
+    by_id = {x["csci-id"]: x["valuation"] for x in record["candidate"]}
+    assert "tail-ok" not in by_id["C"]
+    assert by_id["C"]["tail-verified"] is False
+    assert by_id["B"]["tail-ok"] is True  # B's p95 was reported: verified
+    substituted = [
+        q
+        for q in record["qualified-value"]
+        if q["csci-id"] == "C" and q["condition"] == "mean-for-tail"
+    ]
+    assert substituted == [
+        {
+            "index": substituted[0]["index"],
+            "element": f"{AS}:step-latency",
+            "csci-id": "C",
+            "condition": "mean-for-tail",
+            "used-in": "preference",
+            "effect": "preference-reported",
+        }
+    ]

@@ -69,10 +69,23 @@ def test_full_at_start_then_deltas_of_what_crossed_a_threshold(tmp_path: Path) -
     assert (reporter.counters.full, reporter.counters.delta) == (1, 1)
 
 
-def test_the_heartbeat_carries_no_entries(tmp_path: Path) -> None:
+def test_the_default_heartbeat_refreshes_the_current_values(tmp_path: Path) -> None:
+    """service-metrics-op 6.1, 8: a change below every threshold (GAS 100 to 95) reaches the
+    C-PS at the next heartbeat, which carries the current values by default."""
     cps, site = FakeCps(), Site()
     site.set(entry("a", 100))
     reporter = make(tmp_path, cps, site, Reporting(heartbeat=1e-9))
+    reporter.tick()
+    site.set(entry("a", 95))
+    reporter.tick()
+    assert [r["report-type"] for r in cps.reports] == ["full", "full"]
+    assert [e["gas"] for e in cps.reports[1]["entry"]] == [95]
+
+
+def test_a_heartbeat_only_kind_carries_no_entries(tmp_path: Path) -> None:
+    cps, site = FakeCps(), Site()
+    site.set(entry("a", 100))
+    reporter = make(tmp_path, cps, site, Reporting(heartbeat=1e-9, heartbeat_full=False))
     reporter.tick()
     reporter.tick()
     assert [r["report-type"] for r in cps.reports] == ["full", "heartbeat"]

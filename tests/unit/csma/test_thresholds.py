@@ -26,6 +26,10 @@ DEFAULT = Thresholds()
         (entry("a", 100, "20"), entry("a", 100, "24"), False),  # exactly 20 %
         (entry("a", 100, "20"), entry("a", 100, "24.001"), True),
         (entry("a", 100), entry("a", 100, health=Health.DEGRADED), True),
+        (entry("a", 10), entry("a", 9), True),  # a small site: one slot is 10 %, it counts
+        (entry("a", 8), entry("a", 9), True),
+        (entry("a", 15), entry("a", 14), False),  # 1.5 slots is the threshold: 2 needed
+        (entry("a", 15), entry("a", 13), True),
     ],
 )
 def test_significant_follows_the_thresholds(old: Entry, new: Entry, *, expected: bool) -> None:

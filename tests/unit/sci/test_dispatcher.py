@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from agents.sci.collector import parse_exposition
 from agents.sci.config import AffinitySettings, parse_config
 from agents.sci.dispatcher import (
     Dispatcher,
@@ -97,3 +98,19 @@ def test_a_flow_leaves_a_degraded_instance_but_a_session_stays() -> None:
     assert first not in [c.si_id for c in order]
     assert second in [c.si_id for c in order]
     assert dispatcher._order(("session:s",), 1001.0)[1] == first
+
+
+def test_4_3_occupancy_is_the_session_managers_count_not_a_scraped_gauge() -> None:
+    """A scrape that saw requests in flight (they have since finished) takes no slot: GAS
+    and least-connections see the Session Manager's count, here nothing."""
+    runtime = Runtime(CONFIG, 1000.0)
+    _healthy(runtime, 1000.0)
+    first = CONFIG.instances[0].si_id
+    seen = parse_exposition("cats_si_active_sessions 3\n", 1000.0)
+    runtime.record_scrape(first, seen)
+    loads = {load.si_id: load.active_sessions for load in runtime.loads(1000.5)}
+    assert loads[first] == 0  # it was 3 until the next scrape
+    active = {c.si_id: c.active for c in runtime.candidates(1000.5)}
+    assert active[first] == 0
+    runtime.sessions.bind("session:s", first, 1000.0, session=True)
+    assert {load.si_id: load.active_sessions for load in runtime.loads(1000.5)}[first] == 1

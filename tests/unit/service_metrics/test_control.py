@@ -70,6 +70,8 @@ def test_relative_gas_threshold_and_change_kinds() -> None:
     delta = DeltaThreshold(gas_absolute=1000, gas_relative=10)
     assert control.significant(cst(100), cst(111), delta)
     assert not control.significant(cst(100), cst(110), delta)
+    assert control.significant(cst(10), cst(9), delta)  # one slot of GAS 10: it counts
+    assert not control.significant(cst(15), cst(14), delta)  # 1.5 slots: two are needed
     assert control.cst_change(None, cst(), delta, newly_flagged=False) == control.ADDED
     assert control.cst_change(cst(5), cst(0), delta, newly_flagged=False) == control.WITHDRAWN
     assert control.cst_change(cst(), cst(101), delta, newly_flagged=True) == control.FLAGGED

@@ -70,6 +70,38 @@ def test_p11_unattributed_consumption_is_charged_to_the_session_and_counted() ->
     assert dict(account.turns) == {}
 
 
+def test_msg15_a_turn_report_does_not_count_the_turns_step_reports_twice() -> None:
+    account = _account()
+    for step, amount in ((1, 2.0), (2, 3.0)):
+        report = Consumption(f"s{step}", {TIME: amount}, turn_id=1, step_id=step)
+        account = charge(account, report)
+    turn = Consumption("t1", {TIME: 5.5}, turn_id=1, scope=Scope.TURN)
+    account = charge(account, turn)
+    assert account.line(TIME).consumed == pytest.approx(5.5)  # not 10.5
+    assert account.turns[1][TIME].consumed == pytest.approx(5.5)
+    assert charge(account, Consumption("t1b", {TIME: 4.0}, turn_id=1, scope=Scope.TURN)).line(
+        TIME
+    ).consumed == pytest.approx(5.5)  # a smaller restatement takes nothing back
+    late = charge(account, Consumption("s3", {TIME: 1.0}, turn_id=1, step_id=3))
+    assert late.line(TIME).consumed == pytest.approx(6.0)  # steps now sum to 6 > 5.5
+    other = charge(account, Consumption("t2", {TIME: 1.0}, turn_id=2, scope=Scope.TURN))
+    assert other.line(TIME).consumed == pytest.approx(6.5)  # another turn adds
+
+
+def test_msg15_a_turn_report_before_its_step_reports_is_not_exceeded_by_them() -> None:
+    account = charge(_account(), Consumption("t1", {TIME: 5.0}, turn_id=1, scope=Scope.TURN))
+    account = charge(account, Consumption("s1", {TIME: 2.0}, turn_id=1, step_id=1))
+    assert account.line(TIME).consumed == pytest.approx(5.0)
+    assert account.steps[(1, 1)][TIME].consumed == pytest.approx(2.0)
+
+
+def test_msg15_a_session_report_charges_only_what_it_exceeds() -> None:
+    account = charge(_account(), Consumption("s1", {TIME: 2.0}, turn_id=1, step_id=1))
+    account = charge_change(account, TIME, 1.0)
+    account = charge(account, Consumption("all", {TIME: 5.0}, scope=Scope.SESSION))
+    assert account.line(TIME).consumed == pytest.approx(6.0)  # 5.0 reported + 1.0 change
+
+
 def test_m46_the_change_cost_is_charged_to_the_session_it_serves() -> None:
     account = charge_change(_account(), TIME, 3.008)
     line = account.line(TIME)

@@ -14,7 +14,7 @@ from controller.selection.mapping import (
     Stability,
 )
 from controller.selection.mapping.context import Commitment
-from controller.selection.mapping.stability import judge
+from controller.selection.mapping.stability import judge, relative_improvement
 from controller.selection.mapping.vocabulary import (
     ElementClass,
     FallbackRung,
@@ -150,12 +150,14 @@ def test_dp1_admission_places_the_session_on_the_best_candidate() -> None:
 
 def test_m25_t3_after_a_pause_an_evicted_holder_keeps_no_affinity() -> None:
     """C's context was evicted during the pause: both must rebuild it, so B's better path moves
-    the session although one step of gain (0.2 s) is far below the 3.008 s transfer."""
+    the session although one step of gain (0.2 s) is far below the 3.008 s transfer. Both pay
+    the 128 s rebuild, so 0.2 s is 0.15 % of the suitability: the minimum improvement is set
+    below it (min-improvement is relative)."""
     evicted = candidate("C", delay=0.5, state=held("ctx", presence=Presence.ABSENT))
     result = run(
         replace(STEP, remaining_horizon=1),
         [candidate("B", delay=0.3), evicted],
-        CONTEXT,
+        replace(CONTEXT, stability=replace(RULES, min_improvement=0.001)),
         _position(),
         trigger=Trigger.T3,
     )
@@ -163,3 +165,27 @@ def test_m25_t3_after_a_pause_an_evicted_holder_keeps_no_affinity() -> None:
     assert result.change is not None
     assert result.change.cost == 0.0
     assert result.change.gain_time == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize(("best", "moves"), [(-1.8, True), (-1.81, False)])
+def test_83_min_improvement_is_a_fraction_of_the_current_suitability(
+    best: float,
+    moves: bool,  # noqa: FBT001
+) -> None:
+    """min-improvement 0.1 at a current suitability of -2.0: -1.8 improves by exactly 10 %
+    and may move; -1.81 (9.5 %) may not, although 0.19 s is above 0.1 s (the absolute
+    reading the code had)."""
+    assert relative_improvement(-2.0, best) == pytest.approx(0.1 if moves else 0.095)
+    rules = Stability(min_improvement=0.1)
+    context = SelectionContext(rules, look_ahead_horizon=10)
+    current = candidate("C", delay=1.4, state=held("ctx"))  # 1.4 + 0.6 s: suitability -2.0
+    # B holds the context too (no change cost): only the improvement decides
+    rival = candidate("B", delay=1.4 - (best + 2.0), state=held("ctx"))
+    result = run(STEP, [rival, current], context, _position(), trigger=Trigger.T1)
+    scored = {r.csci_id: r.scored.suitability for r in result.results if r.scored}
+    assert scored == pytest.approx({"C": -2.0, "B": best})
+    assert result.stability is not None
+    assert result.stability.min_improvement_met is moves
+    assert (result.outcome, result.selected) == (
+        (Outcome.MOVE, "B") if moves else (Outcome.KEEP, "C")
+    )

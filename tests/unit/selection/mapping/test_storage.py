@@ -145,3 +145,25 @@ def test_m5_an_element_no_candidate_holds_has_no_source_and_can_only_be_recomput
     assert result.transfer_time == pytest.approx(1e5 / 2.5e9 + 0.008 + 128.0)
     assert result.recompute_time == pytest.approx(128.0 + 1e5 / 2.5e9 + 0.008)
     assert result.exclusions == ()
+
+
+def test_m20_msg6_unknown_presence_of_a_required_tool_result_excludes_even_if_movable() -> None:
+    """The tool result is held at another candidate, so a transfer is possible; this one's
+    C-SMA answers unknown: unknown is not absent and cannot satisfy the constraint, so the
+    candidate is excluded with the unknown reason, not valued with a hypothetical transfer."""
+    prepared = PreparedWorkingSet.of(descriptor(working_set=(TOOL,)))
+    sourced = prepared.with_sources({(TENANT, ReuseKey("tool"))})
+    unknown = ResourceView(state=held("tool", presence=Presence.UNKNOWN))
+    result = plan(CsciId("X"), sourced, unknown, LINK, NOW)
+    assert [(e.reason, e.reuse_key, e.observed) for e in result.exclusions] == [
+        (Reason.VALUE_UNKNOWN, ReuseKey("tool"), "unknown")
+    ]
+    absent = ResourceView(state=held("tool", presence=Presence.ABSENT))
+    assert plan(CsciId("X"), sourced, absent, LINK, NOW).exclusions == ()  # absent: transfer
+    preference = element("tool", EC.TOOL_RESULT, 1e5)  # not required: valued, reported
+    loose = PreparedWorkingSet.of(descriptor(working_set=(preference,))).with_sources(
+        {(TENANT, ReuseKey("tool"))}
+    )
+    kept = plan(CsciId("X"), loose, unknown, LINK, NOW)
+    assert kept.exclusions == ()
+    assert [q.condition for q in kept.qualified] == [ValueCondition.UNKNOWN]

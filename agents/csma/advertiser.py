@@ -1,0 +1,90 @@
+"""The C-SMA's advertising loop: advertise-capability (MSG-4) to the C-PS, refreshed.
+
+At start and every ``[advertising] interval`` the loop advertises what
+:func:`agents.csma.capability.advertisement` builds from the configuration and the site's
+entries, as the C-SMA's own user over a transport of its own (the same C-PS login as its
+reports). Periodic only: an advertisement states a freshness bound of three intervals, and
+SCI reports arrive far faster than the C-PS's advertisement rate limit allows. Sequence
+numbers persist in ``STATE_DIR/advertising`` (agents.common.sequence). A refusal is logged
+item by item; a C-PS that does not serve agent selection (operation-not-supported) is logged
+once; either way, and when the C-PS is unreachable, the next interval asks again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+from agents.common.restconf import RefusedError, Transport, UnreachableError
+from agents.common.sequence import SequenceStore
+from agents.csma.capability import MODULE, OPERATION, Advertised, advertisement
+from agents.csma.config import CsmaConfig
+from agents.csma.values import Entry, EntryKey
+
+LOG = logging.getLogger("agents.csma.advertiser")
+Snapshot = Callable[[], Mapping[EntryKey, Entry]]
+
+
+class Advertiser:
+    """The loop; ``wake`` asks for an advertisement now, ``stop`` ends it."""
+
+    def __init__(
+        self,
+        config: Callable[[], CsmaConfig],
+        snapshot: Snapshot,
+        transport: Transport,
+        store: SequenceStore,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._config, self._snapshot = config, snapshot
+        self._transport, self._store, self._clock = transport, store, clock
+        self.stop, self.wake = threading.Event(), threading.Event()
+        self.sent = 0
+        self._unsupported_logged = False
+
+    def run(self) -> None:
+        """Advertise until ``stop`` is set."""
+        try:
+            while not self.stop.is_set():
+                interval = self._config().advertising.interval
+                if interval <= 0:
+                    self.stop.wait(1.0)
+                    continue
+                self.tick()
+                self.wake.wait(interval)
+                self.wake.clear()
+        finally:
+            self._transport.close()
+
+    def tick(self) -> None:
+        """Send one advertisement of what the C-SMA knows now (nothing when it knows nothing)."""
+        config = self._config()
+        instances = [Advertised(i.csci_id, i.cs_id, i.capability) for i in config.instances]
+        bound_ms = int(config.advertising.interval * 3 * 1000)
+        entries = self._snapshot()
+        probe = advertisement(config.name, instances, entries, self._clock(), bound_ms)
+        if probe is None:
+            return
+        members = {**probe, "sequence-number": str(self._store.next())}
+        try:
+            self._transport.invoke(MODULE, OPERATION, members)
+        except UnreachableError as exc:
+            LOG.warning("advertise-capability: C-PS unreachable: %s", exc)
+            return
+        except RefusedError as exc:
+            if exc.items[0].tag == "operation-not-supported":
+                if not self._unsupported_logged:
+                    LOG.warning("the C-PS does not serve advertise-capability; asked again later")
+                    self._unsupported_logged = True
+                return
+            for item in exc.items:
+                LOG.error("advertise-capability refused: %s", item)
+            return
+        self.sent += 1
+        LOG.info(
+            "advertise-capability %s: %d instances",
+            members["sequence-number"],
+            len(members["candidate"]),
+        )

@@ -1,0 +1,140 @@
+"""Commit history as the core records it: the reverse edits of a transaction, kept per commit.
+
+A transaction's undo log (:mod:`.undo`) already says, by data path, how to put back what each
+step changed; :func:`reverse_edits` turns it into edits (journal form) that undo the commit when
+applied newest first, at the cost of printing the kept copies (O(change), never O(datastore),
+except for a replace of the whole datastore, which is O(datastore) anyway). A rollback applies
+the reverse edits of every commit after its target as one transaction
+(:mod:`controller.admin`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Sequence
+
+from controller.audit import CommitEntry, HistoryStore, RequestInfo
+from controller.audit.events import now_text
+from controller.datastore import datapath
+from controller.datastore.api import Edit, EditOperation, InsertWhere
+from controller.datastore.stores import edit_from_record, edit_record
+from controller.datastore.transaction import Applied, Txn
+from controller.datastore.undo import UndoKind, UndoRecord
+from controller.model import nodes
+from controller.model.schema import Encoding
+from controller.observability.metrics import HISTORY_FAILURES
+
+LOG = logging.getLogger(__name__)
+#: How many changed paths a commit entry lists.
+CHANGED_LISTED = 16
+
+
+def _printed(node: nodes.Node, *, siblings: bool = False) -> str:
+    if not node:
+        return "{}"
+    flags = nodes.lib.LYD_PRINT_WITHSIBLINGS if siblings else 0
+    return nodes.print_tree(node, Encoding.JSON, flags)
+
+
+def _put_back(record: UndoRecord, *, user_ordered: bool) -> Edit:
+    """The edit that restores a changed or deleted node at its place."""
+    value = _printed(record.saved)
+    if record.before is not None:
+        return Edit(
+            EditOperation.REPLACE,
+            record.path,
+            value,
+            Encoding.JSON,
+            InsertWhere.BEFORE,
+            record.before,
+        )
+    where = InsertWhere.LAST if user_ordered else None
+    return Edit(EditOperation.REPLACE, record.path, value, Encoding.JSON, where)
+
+
+def reverse_edit(record: UndoRecord) -> Edit:
+    """The edit that undoes one step of a transaction."""
+    if record.kind is UndoKind.ROOT:
+        document = _printed(record.saved, siblings=True)
+        return Edit(EditOperation.REPLACE, datapath.ROOT, document, Encoding.JSON)
+    if record.kind is UndoKind.REMOVE:
+        return Edit(EditOperation.REMOVE, record.path)
+    if record.kind is UndoKind.MOVE:
+        if record.before is not None:
+            return Edit(
+                EditOperation.MOVE,
+                record.path,
+                None,
+                Encoding.JSON,
+                InsertWhere.BEFORE,
+                record.before,
+            )
+        return Edit(EditOperation.MOVE, record.path, None, Encoding.JSON, InsertWhere.LAST)
+    user_ordered = bool(record.saved) and nodes.is_user_ordered(record.saved)
+    return _put_back(record, user_ordered=user_ordered)
+
+
+def reverse_edits(records: Sequence[UndoRecord]) -> list[Edit]:
+    """The edits that undo a transaction, in the order to apply them (newest step first)."""
+    return [reverse_edit(record) for record in reversed(records)]
+
+
+def encode(edits: Sequence[Edit]) -> str:
+    """Reverse edits as kept (a JSON list of journal edit records)."""
+    return json.dumps([edit_record(edit) for edit in edits], separators=(",", ":"))
+
+
+def changed_paths(applied: Sequence[Applied]) -> tuple[str, ...]:
+    """The first :data:`CHANGED_LISTED` distinct paths a transaction changed."""
+    seen: dict[str, None] = {}
+    for record in applied:
+        seen.setdefault(record.path or "/", None)
+        if len(seen) >= CHANGED_LISTED:
+            break
+    return tuple(seen)
+
+
+class HistoryRecorder:
+    """Keeps every commit of running in a :class:`~controller.audit.HistoryStore`."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self.store = store
+
+    def record(
+        self,
+        commit_id: int,
+        txn: Txn,
+        info: RequestInfo,
+        *,
+        applied: Sequence[Applied],
+        undo: Sequence[UndoRecord],
+    ) -> CommitEntry | None:
+        """Keep one commit (called after it is durable, before the undo log is dropped). A
+        store that fails is logged; the commit stands (its rollback is then impossible)."""
+        entry = CommitEntry(
+            commit_id,
+            now_text(),
+            txn.principal.user,
+            info.transport,
+            info.source,
+            txn.session if txn.session is not None else info.session,
+            info.operation,
+            info.comment,
+            info.label,
+            len(applied),
+            changed_paths(applied),
+        )
+        try:
+            self.store.append(entry, encode(reverse_edits(undo)))
+        except (sqlite3.Error, OSError) as exc:
+            HISTORY_FAILURES.inc()
+            LOG.error("history: cannot keep commit %d: %s", commit_id, exc)
+            return None
+        return entry
+
+
+def decode(document: str) -> list[Edit]:
+    """Reverse edits as :func:`encode` kept them."""
+    return [edit_from_record(item) for item in json.loads(document)]

@@ -1,0 +1,1 @@
+"""Observability of every process: Prometheus metrics, the management listener, logging."""

@@ -1,0 +1,1 @@
+"""Operator commands: ``catsctl show | config | explain | audit`` over RESTCONF."""
