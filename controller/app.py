@@ -48,7 +48,10 @@ def _service_metrics(
     register_cps(registrations, service_metrics)  # plugins may replace its entries
     registrations.rpcs[PROVENANCE] = service_metrics.steering_provenance
     steering = SteeringService(  # southbound; each new service entry names its decision
-        host.core, service_metrics.steering_outcomes, provenance=service_metrics
+        host.core,
+        service_metrics.steering_outcomes,
+        provenance=service_metrics,
+        publish=host.publish,  # forwarder-push
     )
     service_metrics.on_tables_changed = steering.on_tables_changed
     registrations.state[FORWARDERS] = steering.state

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from controller import __version__
 from controller.commandline import DefaultsShown, add_operations_arguments
+from controller.console.cli import add_parsers as add_console_parsers
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
 from controller.evaluate.cli import add_parsers as add_evaluate_parsers
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve(commands)
     _add_agents(commands)
     add_operator_parsers(commands)
+    add_console_parsers(commands)
 
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"

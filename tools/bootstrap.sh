@@ -33,6 +33,10 @@ command -v yanglint >/dev/null 2>&1 || missing+=(libyang2-tools)
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # the TLS tests make certificates
 command -v yangcli >/dev/null 2>&1 || missing+=(yangcli)  # yuma123's NETCONF client, for tests
+# The console's browser tests: Debian's headless browser and its WebDriver (selenium).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)  # verifies deploy/systemd units
 if command -v "$python" >/dev/null 2>&1; then
   "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
   inc=$("$python" -c 'import sysconfig; print(sysconfig.get_path("include"))')

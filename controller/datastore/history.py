@@ -39,8 +39,12 @@ def _printed(node: nodes.Node, *, siblings: bool = False) -> str:
 
 
 def _put_back(record: UndoRecord, *, user_ordered: bool) -> Edit:
-    """The edit that restores a changed or deleted node at its place."""
+    """The edit that restores a changed or deleted node at its place; a node that held only
+    its defaults prints as nothing, and is put back by removing what was written into it (the
+    defaults come back by themselves, RFC 6243 2.3.3)."""
     value = _printed(record.saved)
+    if "".join(value.split()) in ("", "{}"):
+        return Edit(EditOperation.REMOVE, record.path)
     if record.before is not None:
         return Edit(
             EditOperation.REPLACE,

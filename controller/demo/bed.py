@@ -27,7 +27,7 @@ from controller.demo.expect import Decision
 from controller.demo.forwarders import RunningForwarder, forwarder_up, start_forwarders
 from controller.demo.launch import Child, Launcher, free_port, listening, port_taken, wait_until
 
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 120.0  # a ceiling, not a pace: start-up on a loaded 2-core machine
 START_ATTEMPTS = 3
 Entries = dict[str, dict[str, Any]]
 
@@ -41,6 +41,8 @@ class BedSettings:
     folder: Path
     admin_password: str = "cats-demo"
     agent_password: str = "agent-secret"
+    operator_password: str = "operator-demo"  # the console's users of the operator and
+    observer_password: str = "observer-demo"  # observer groups (controller.auth.policy)
     heartbeat: int = 2
     forwarders: bool = False
     agents: bool = False
@@ -227,6 +229,7 @@ def cps_groups(settings: BedSettings) -> dict[str, list[str]]:
     """Every process logs in to the C-PS as its own user, in its role's group (least
     privilege, controller.auth.policy); the demo's driver is the administrator."""
     groups = {"admin": ["admin"], "cnma": ["cnma"], "csma": [site.csma for site in t.SITES]}
+    groups |= {"operator": ["operator"], "observer": ["observer"]}
     if settings.agents:
         groups["gateway"] = [episode.GATEWAY_USER]
     return groups
@@ -234,6 +237,7 @@ def cps_groups(settings: BedSettings) -> dict[str, list[str]]:
 
 def _start_cps(launcher: Launcher, settings: BedSettings, where: Addresses) -> Child:
     users = {"admin": settings.admin_password, "cnma": settings.agent_password}
+    users |= {"operator": settings.operator_password, "observer": settings.observer_password}
     users |= {site.csma: settings.agent_password for site in t.SITES}
     if settings.agents:
         users[episode.GATEWAY_USER] = settings.agent_password

@@ -20,6 +20,7 @@ import requests
 
 from controller.demo.bed import Bed, BedSettings, start_bed
 from controller.demo.client import RestconfError
+from controller.demo.console import console_lines, start_console
 from controller.demo.episode import CPS_USER, GATEWAY_USER, SESSION
 from controller.demo.forwarders import INGRESS_NAME, ST, USER
 from controller.demo.launch import WaitTimeout
@@ -250,6 +251,10 @@ def _run(options: DemoOptions, say: Printer, began: float) -> int:
         say(*summary(steps, time.monotonic() - began))
         if options.keep:
             say(*connect_lines(bed, bed.settings.admin_password))
+            try:
+                say(*console_lines(start_console(bed), bed.settings))
+            except FAILURES as exc:
+                say("", f"The operator console did not start: {exc}")
             _wait_for_signal()
     return 1 if failed[0] else 0
 

@@ -44,6 +44,7 @@ from controller.southbound.peer import PeerSettings
 from controller.southbound.push import (
     ForwarderStatus,
     ForwarderWorker,
+    Pushed,
     PushResults,
     PushSettings,
     SteeringSession,
@@ -128,6 +129,21 @@ def status_json(status: ForwarderStatus, intended: tuple[int, int]) -> Json:
     return state
 
 
+def push_notification(pushed: Pushed) -> Json:
+    """The ``forwarder-push`` notification of a write (RFC 7951)."""
+    body: Json = {
+        "forwarder": pushed.forwarder,
+        "result": "written" if pushed.error is None else "failed",
+        "duration": f"{pushed.duration_ms:.3f}",
+    }
+    if pushed.written is not None:
+        body["edits"] = pushed.written.edits
+        body["entries"] = pushed.written.entries
+    if pushed.error is not None:
+        body["error"] = pushed.error
+    return {"ietf-cats-steering:forwarder-push": body}
+
+
 class SteeringService:
     """Planner thread plus one worker per configured forwarder (controller.app ``Hosted``)."""
 
@@ -140,8 +156,10 @@ class SteeringService:
         settings: PushSettings | None = None,
         poll: float = 0.2,
         provenance: Provenance | None = None,
+        publish: Callable[[Json], None] | None = None,
     ) -> None:
         self._core = core
+        self._publish = publish
         self._provenance = provenance
         self._outcomes = outcomes
         self._sessions = sessions
@@ -318,7 +336,9 @@ class SteeringService:
             if name in current and name not in stale:
                 continue
             self.intended.retain_services(name, spec.cs_ids if spec.ingress else ())
-            worker = ForwarderWorker(name, self._sessions(spec), self.intended, settings)
+            worker = ForwarderWorker(
+                name, self._sessions(spec), self.intended, settings, on_pushed=self._pushed
+            )
             with self._cond:
                 self._workers[name] = (spec, worker)
             worker.start()
@@ -328,6 +348,11 @@ class SteeringService:
         return added
 
     # -- operational state ---------------------------------------------------------------------
+
+    def _pushed(self, pushed: Pushed) -> None:
+        """Tell the NETCONF stream of a write (ietf-cats-steering ``forwarder-push``)."""
+        if self._publish is not None:
+            self._publish(push_notification(pushed))
 
     def state(self) -> Json:
         """``forwarders`` operational state: each forwarder's session and counters."""

@@ -80,18 +80,37 @@ class ForwarderStatus:
     repairs: int = 0
 
 
-class ForwarderWorker:
-    """The thread that pushes one forwarder's intended state to it."""
+@dataclass(frozen=True, slots=True)
+class Pushed:
+    """One write of a forwarder's steering configuration that changed something or failed
+    (ietf-cats-steering ``forwarder-push``): its outcome, size and duration (ms)."""
 
-    def __init__(
+    forwarder: ForwarderName
+    written: Written | None
+    duration_ms: float
+    error: str | None = None
+
+
+def _no_report(pushed: Pushed) -> None:
+    """Nobody listens to the pushes."""
+
+
+class ForwarderWorker:
+    """The thread that pushes one forwarder's intended state to it; ``on_pushed`` hears of
+    every write that changed something or failed."""
+
+    def __init__(  # noqa: PLR0913 - the worker's seams
         self,
         name: ForwarderName,
         session: SteeringSession,
         intended: IntendedState,
         settings: PushSettings,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        on_pushed: Callable[[Pushed], None] = _no_report,
     ) -> None:
         self.name = name
+        self._on_pushed = on_pushed
         self._session = session
         self._intended = intended
         self._settings = settings
@@ -163,6 +182,7 @@ class ForwarderWorker:
         now = self._clock()
         generation, intended = self._intended.snapshot(self.name)
         status = self.status
+        writing = 0.0  # when the write began (a failure before it is no push)
         try:
             repaired, reconciled = 0, False
             if (
@@ -174,7 +194,11 @@ class ForwarderWorker:
                 reconciled = True
                 self._reconcile_at = now + self._settings.reconcile_interval
                 repaired = len(diff(intended, self._actual))
+            writing = time.perf_counter()
             written = self._write(diff(intended, self._actual))
+            if written:
+                took = (time.perf_counter() - writing) * 1000
+                self._on_pushed(Pushed(self.name, written, took))
             connections = self._session.connections
             status = replace(
                 status,
@@ -195,11 +219,15 @@ class ForwarderWorker:
             self._connections = connections
             self._delay = 0.0
         except SouthboundError as exc:
+            PUSH_FAILURES.labels(self.name).inc()  # as the state's failures: connect, read, write
             self._actual = None  # unknown what the forwarder holds now: read it next time
             settings = self._settings
             self._delay = min(max(self._delay * 2, settings.backoff), settings.max_backoff)
             self._retry_at = self._clock() + self._delay
             message = "; ".join(item.message for item in exc.items) or type(exc).__name__
+            if writing:
+                took = (time.perf_counter() - writing) * 1000
+                self._on_pushed(Pushed(self.name, None, took, message))
             LOG.warning("steering %s failed (retry in %.1f s): %s", self.name, self._delay, message)
             status = replace(
                 status,
@@ -225,11 +253,7 @@ class ForwarderWorker:
         confirmed = False
         for part in parts:
             started = time.perf_counter()
-            try:
-                written = self._session.write(part, self._settings.write)
-            except SouthboundError:
-                PUSH_FAILURES.labels(self.name).inc()
-                raise
+            written = self._session.write(part, self._settings.write)
             PUSH_LATENCY.labels(self.name).observe(time.perf_counter() - started)
             self._actual = applied(self._actual or {}, part)
             edits, entries = edits + written.edits, entries + written.entries

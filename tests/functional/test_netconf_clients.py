@@ -11,7 +11,6 @@ ECDSA host key.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +65,6 @@ def test_netconf_console2_hello_edit_commit_get_config(server: Server, tmp_path:
     assert "<error-tag>unknown-element</error-tag>" in refused.stdout
 
 
-@pytest.mark.skipif(shutil.which("yangcli") is None, reason="yangcli (Debian yangcli) missing")
 def test_yangcli_batch_script_create_commit_xget_config(server: Server, tmp_path: Path) -> None:
     script = tmp_path / "edit.yangcli"
     script.write_text(

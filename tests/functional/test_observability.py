@@ -91,6 +91,33 @@ def test_metrics_parse_and_the_counters_move_with_the_operations(server: Server)
     assert ready.json()["checks"] == {"datastore": True, "northbound": True, "southbound": True}
 
 
+def test_a_refused_report_is_counted_by_its_reason(server: Server) -> None:
+    """cats_cps_reports_total counts refusals under the app-tag the reporter was answered."""
+    refused = ("cats_cps_reports_total", {"kind": "service", "result": "clock-skew-exceeded"})
+    before = samples(server.metrics_port)
+    report = {
+        "ietf-cats-service-metrics:input": {
+            "sequence-number": "1",
+            "timestamp": "2001-01-01T00:00:00Z",  # far outside max-clock-skew
+            "entry": [
+                {"cs-id": "ARS", "csci-id": "188.3.67.3:67", "gas": 400, "computing-time": "5"}
+            ],
+        }
+    }
+    reply = server.request(
+        "POST",
+        "operations/ietf-cats-service-metrics:report-service-metrics",
+        data=json.dumps(report),
+        headers=HEADERS,
+    )
+    assert reply.status_code == 400, reply.text
+    assert "clock-skew-exceeded" in reply.text
+    after = samples(server.metrics_port)
+    assert value(after, refused[0], **refused[1]) == value(before, refused[0], **refused[1]) + 1
+    accepted = ("cats_cps_reports_total", {"kind": "service", "result": "accepted"})
+    assert value(after, accepted[0], **accepted[1]) == value(before, accepted[0], **accepted[1])
+
+
 def test_the_version_is_in_yang_library_and_catsctl(server: Server) -> None:
     library = server.get_json("data/ietf-yang-library:yang-library")[
         "ietf-yang-library:yang-library"

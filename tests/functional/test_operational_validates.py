@@ -15,7 +15,6 @@ validated as a complete datastore (RFC 7950 8: every mandatory node, every const
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -127,7 +126,6 @@ def test_every_operational_read_validates_with_libyang(reads: dict[str, Any], na
         schema.validate(document, InstanceKind.DATA, encoding)
 
 
-@pytest.mark.skipif(shutil.which("yanglint") is None, reason="yanglint (libyang2-tools) missing")
 @pytest.mark.parametrize("name", NAMES)
 def test_every_operational_read_validates_with_yanglint(reads: dict[str, Any], name: str) -> None:
     encoding, document = reads["documents"][name]

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import requests
 from lxml import etree
+from prometheus_client.parser import text_string_to_metric_families
 
 from controller.southbound.errors import SouthboundError
 from controller.southbound.intended import IntendedState
@@ -263,12 +265,26 @@ def test_entries_not_intended_are_removed(bed: Bed) -> None:
         session.close()
 
 
+def push_failures(server: Server, forwarder: str) -> float:
+    """cats_southbound_push_failures_total of one forwarder, from the C-PS's /metrics."""
+    text = requests.get(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).text
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if (
+                sample.name == "cats_southbound_push_failures_total"
+                and sample.labels.get("forwarder") == forwarder
+            ):
+                return float(sample.value)
+    return 0.0
+
+
 def test_a_forwarder_down_holds_nobody_up_and_converges_later(bed: Bed) -> None:
     report(bed.server)
     wait_for(lambda: target(bed.b, "ARS") == (SCI1, CF2))
     failures = int(
         wait_for(lambda: (s := forwarder_state(bed.server, "b"))["in-sync"] and s)["failures"]
     )
+    pushes_failed = push_failures(bed.server, "b")
     bed.b.stop()
     try:
         report(bed.server, sci3_gas=0)
@@ -278,6 +294,7 @@ def test_a_forwarder_down_holds_nobody_up_and_converges_later(bed: Bed) -> None:
         )
         assert state["session"] == "disconnected"
         assert "last-error" in state
+        assert push_failures(bed.server, "b") > pushes_failed  # the metric of each forwarder
         report(bed.server)  # ARS back on SCI-3 at a; b stays on SCI-1 whatever happens
         assert wait_for(lambda: target(bed.a, "ARS") == (SCI3, CF3))
     finally:

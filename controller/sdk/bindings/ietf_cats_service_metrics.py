@@ -6275,7 +6275,10 @@ up are announced once they cross a threshold.
     """
     Getter method for gas_relative, mapped from YANG variable /update_control/delta_threshold/gas_relative (cats-t:percent)
 
-    YANG Description: GAS changes by more than this percentage.
+    YANG Description: GAS changes by more than this percentage of its last
+value.  GAS counts whole slots: where this percentage is
+one slot or less (GAS 10 or below at the default), any
+change counts, so a small site never looks frozen.
     """
     return self.__gas_relative
       
@@ -6287,7 +6290,10 @@ up are announced once they cross a threshold.
     method. Backends looking to populate this variable should
     do so via calling thisObj._set_gas_relative() directly.
 
-    YANG Description: GAS changes by more than this percentage.
+    YANG Description: GAS changes by more than this percentage of its last
+value.  GAS counts whole slots: where this percentage is
+one slot or less (GAS 10 or below at the default), any
+change counts, so a small site never looks frozen.
     """
     if hasattr(v, "_utype"):
       v = v._utype(v)

@@ -140,3 +140,19 @@ def test_whole_trees_compare_leaf_by_leaf(history_core: tuple[Core, SqliteHistor
         past.close()
     assert [(i.operation, i.path) for i in items] == [("replace", f"{item_path(1)}/addr")]
     assert json.loads(items[0].new or "{}") == {"core-test:addr": "elsewhere"}
+
+
+def test_a_merge_into_a_default_only_container_is_undone(
+    test_schema: Schema, tmp_path: Path
+) -> None:
+    """The container held only its defaults (it prints as nothing): the reverse edit removes
+    what the merge wrote instead of replacing the container with an empty value."""
+    store = SqliteHistory(tmp_path, 100)
+    settings = CoreSettings(history=store)
+    with Core(test_schema, tmp_path / "state", Registrations(), settings=settings) as core:
+        before = read_json(core, None)
+        core.edit(RUNNING, [merge(TOP, {"label": "set"})], SYSTEM)
+        assert read_json(core, None) != before
+        undo_last(core, store)
+        assert read_json(core, None) == before
+    store.close()
