@@ -14,6 +14,7 @@ from controller.cli_state import add_parsers as add_state_parsers
 from controller.console.cli import add_parsers as add_console_parsers
 from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
+from controller.evaluate.cli import add_parsers as add_evaluate_parsers
 from controller.model import Encoding, InstanceKind, ModelError, Schema
 from controller.operator.commands import add_parsers as add_operator_parsers
 
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     add_demo_parsers(commands)
+    add_evaluate_parsers(commands)
 
     validate = commands.add_parser(
         "validate", help="validate YANG instance documents (JSON or XML) against the CATS modules"

@@ -25,7 +25,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from agents.common.http import StartResponse, read_body, respond
+from agents.service_instance.prefill import PrefillEngine, PrefillSettings, prompt
 
+MAX_PROMPT_BODY = 1 << 20
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 DISTRIBUTIONS = ("fixed", "uniform", "exponential")
 
@@ -63,12 +65,14 @@ class Switches:
 
 @dataclass(frozen=True, slots=True)
 class InstanceSettings:
-    """What ``catsctl service-instance`` was given."""
+    """What ``catsctl service-instance`` was given; with ``prefill``, a POST is an LLM
+    prompt served by the prefill model (:mod:`agents.service_instance.prefill`)."""
 
     name: str
     capacity: int
     service_time: ServiceTime
     queue: int = 0
+    prefill: PrefillSettings | None = None
 
 
 def switches_from(document: Any, current: Switches) -> Switches:
@@ -122,6 +126,7 @@ class ServiceInstance:
             "cats_si_response_time_seconds", "service time", buckets=BUCKETS, registry=r
         )
         self._g_capacity.set(settings.capacity)
+        self._engine = None if settings.prefill is None else PrefillEngine(settings.prefill)
 
     def _acquire(self) -> bool:
         with self._cond:
@@ -154,7 +159,37 @@ class ServiceInstance:
             return respond(start_response, status, json.dumps({"up": up}).encode(), headers=ident)
         if path == "/admin":
             return self._admin(environ, method, start_response, ident)
+        if self._engine is not None and method == "POST":
+            return self._prefill(self._engine, environ, start_response, ident)
         return self._serve(start_response, ident)
+
+    def _prefill(
+        self,
+        engine: PrefillEngine,
+        environ: dict[str, Any],
+        start_response: StartResponse,
+        ident: list[tuple[str, str]],
+    ) -> Iterable[bytes]:
+        """An LLM prompt: wait for a slot and the engine, prefill, answer the first token."""
+        try:
+            blocks, length = prompt(json.loads(read_body(environ, MAX_PROMPT_BODY) or b"null"))
+        except ValueError as exc:
+            body = json.dumps({"error": str(exc)}).encode()
+            return respond(start_response, "400 Bad Request", body, headers=ident)
+        if not self._acquire():
+            self._requests.inc()
+            self._errors.inc()
+            body = b'{"error": "at capacity"}'
+            return respond(start_response, "503 Service Unavailable", body, headers=ident)
+        began = time.perf_counter()
+        try:
+            served = engine.serve(blocks, length)
+        finally:
+            self._release()
+        self._time.observe(time.perf_counter() - began)
+        self._requests.inc()
+        body = json.dumps({"result": "ok", **served.as_json()}).encode()
+        return respond(start_response, "200 OK", body, headers=ident)
 
     def _serve(
         self, start_response: StartResponse, ident: list[tuple[str, str]]

@@ -22,6 +22,7 @@ def _cmd(args: argparse.Namespace) -> int:
         ServiceInstance,
         ServiceTime,
     )
+    from agents.service_instance.prefill import PrefillSettings  # noqa: PLC0415
 
     configure_logging(verbose=args.verbose)
     try:
@@ -34,6 +35,9 @@ def _cmd(args: argparse.Namespace) -> int:
         args.capacity,
         ServiceTime(args.service_time, args.mean_ms, args.spread_ms),
         args.queue,
+        None
+        if args.prefill_rate is None
+        else PrefillSettings(args.prefill_rate, args.kv_blocks, args.block_tokens),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -64,5 +68,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument("--mean-ms", type=float, default=10.0, metavar="MS")
     parser.add_argument("--spread-ms", type=float, default=0.0, metavar="MS", help="uniform: +-")
     parser.add_argument("--seed", type=int, help="random seed of the service times")
+    parser.add_argument(
+        "--prefill-rate",
+        type=float,
+        metavar="TOKENS/S",
+        help="serve POSTed LLM prompts (hash_ids, input_length) with the prefill model of "
+        "catsctl evaluate: one at a time at this rate, reusing cached prefixes",
+    )
+    parser.add_argument("--kv-blocks", type=int, default=1931, metavar="N")
+    parser.add_argument("--block-tokens", type=int, default=512, metavar="N")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.set_defaults(handler=_cmd)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import socket
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,10 @@ from controller.demo import topology as t
 from controller.demo.client import Restconf, http_ok, post_json
 from controller.demo.expect import Decision
 from controller.demo.forwarders import RunningForwarder, forwarder_up, start_forwarders
-from controller.demo.launch import Child, Launcher, free_port, listening, wait_until
+from controller.demo.launch import Child, Launcher, free_port, listening, port_taken, wait_until
 
 START_TIMEOUT_S = 120.0  # a ceiling, not a pace: start-up on a loaded 2-core machine
+START_ATTEMPTS = 3
 Entries = dict[str, dict[str, Any]]
 
 
@@ -45,6 +46,7 @@ class BedSettings:
     heartbeat: int = 2
     forwarders: bool = False
     agents: bool = False
+    progress: Callable[[str], None] = field(default=lambda line: None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ class Bed:
         entries = found.get(f"{t.SM}:network-service-table", {}).get("entry", [])
         return {e["egress"]: e for e in entries if e["ingress"] == t.INGRESS}
 
-    def set_paths(self, paths_ms: dict[str, str], timeout: float = 10.0) -> None:
+    def set_paths(self, paths_ms: dict[str, str], timeout: float = 30.0) -> None:
         """Change the topology so that each egress is reached in the given delay, reload the
         C-NMA (SIGHUP), and wait until the NST shows every new delay."""
         links = {egress: t.link_delay_for(ms) for egress, ms in paths_ms.items()}
@@ -193,7 +195,7 @@ class Bed:
         holds: Callable[[Entries], bool],
         *,
         drive: tuple[str, ...] = (),
-        timeout: float = 15.0,
+        timeout: float = 45.0,
     ) -> Entries:
         """Wait until the CST satisfies ``holds``, sending requests through ``drive`` meanwhile
         so that the SCIs keep observing response times."""
@@ -319,27 +321,60 @@ def _start_scis(
 
 
 def _locator_port(spec: t.SciSpec) -> int:
-    """20000 + the draft's port on the SCI's loopback twin address, or any free one there."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the SCI's server does
-        try:
-            probe.bind((spec.address, spec.preferred_port))
-        except OSError:
-            return free_port(spec.address)
-    return spec.preferred_port
+    """A free port on the SCI's loopback twin address.
+
+    Not the draft's port + 20000: that one is the same for every demo on the machine, so two demos
+    (a test beside a run) raced for it and one SCI failed with "Address already in use".
+    """
+    return free_port(spec.address)
 
 
-def _ready(launcher: Launcher, what: str, probe: Callable[[], bool]) -> None:
+def _ready(
+    launcher: Launcher,
+    what: str,
+    probe: Callable[[], bool],
+    progress: Callable[[str], None] = lambda line: None,
+) -> None:
+    """Wait until ``probe`` holds (a child that exits fails it at once); say when it did."""
+
     def alive_and(probe: Callable[[], bool] = probe) -> bool:
         launcher.check_alive()
         return probe()
 
+    began = time.monotonic()
+    progress(f"  waiting for {what} ...")
     wait_until(what, alive_and, timeout=START_TIMEOUT_S)
+    progress(f"  {what}: up after {time.monotonic() - began:.1f} s")
 
 
 @contextlib.contextmanager
 def start_bed(settings: BedSettings) -> Iterator[Bed]:
-    """Start every process in order, wait until each answers; stop them all at the end."""
+    """Start every process in order, wait until each answers; stop them all at the end.
+
+    A child that finds its port taken (another program on the machine bound it between the
+    choice and the child's start) fails the start-up; then everything is stopped and started
+    again on fresh ports in a fresh sub-folder, up to :data:`START_ATTEMPTS` times.
+    """
+    for attempt in range(1, START_ATTEMPTS + 1):
+        folder = settings.folder if attempt == 1 else settings.folder / f"start-{attempt}"
+        folder.mkdir(parents=True, exist_ok=True)
+        stack = contextlib.ExitStack()
+        try:
+            bed = stack.enter_context(_started(replace(settings, folder=folder)))
+        except (RuntimeError, OSError) as exc:
+            stack.close()
+            if attempt == START_ATTEMPTS or not port_taken(exc):
+                raise
+            settings.progress(f"  a port was taken meanwhile; starting again ({exc})")
+            continue
+        with stack:
+            yield bed
+        return
+
+
+@contextlib.contextmanager
+def _started(settings: BedSettings) -> Iterator[Bed]:
+    """One start-up of every process, in order."""
     with Launcher(settings.folder) as launcher:
         ports = {"restconf": free_port(), "netconf": free_port()}
         scis = [
@@ -347,6 +382,7 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
             for s in t.SCIS
         ]
         csci_ids = {s.spec.label: s.csci_id for s in scis}
+        settings.progress("  starting the service instances, forwarders and the C-PS ...")
         for sci in scis:
             for spec in sci.spec.instances:
                 port = sci.instance_ports[spec.name]
@@ -365,7 +401,8 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
         _start_cps(launcher, settings, where)
         cps_url = f"http://127.0.0.1:{ports['restconf']}/restconf"
         cps = Restconf(cps_url, "admin", settings.admin_password)
-        _ready(launcher, "the C-PS", lambda: listening(ports["restconf"]) and cps.up())
+        say = settings.progress
+        _ready(launcher, "the C-PS", lambda: listening(ports["restconf"]) and cps.up(), say)
         _start_csmas(launcher, settings, cps_url, where)
         cnma_path = t.write_json(
             settings.folder / "cnma.json", t.cnma_config(cps_url, settings.agent_password)
@@ -387,6 +424,7 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
                 listening(p.restconf) and (not p.netconf or listening(p.netconf))
                 for p in csmas.values()
             ),
+            say,
         )
         _ready(
             launcher,
@@ -399,17 +437,20 @@ def start_bed(settings: BedSettings) -> Iterator[Bed]:
                 )
                 and all(http_ok(f"http://{loc}/health") for loc in locators.values())
             ),
+            say,
         )
         _start_scis(launcher, settings, {k: p.restconf for k, p in csmas.items()}, scis)
         _ready(
             launcher,
             "the SCIs",
             lambda: all(http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis),
+            say,
         )
         _ready(
             launcher,
             "the forwarders",
             lambda: all(forwarder_up(f, password) for f in forwarders.values()),
+            say,
         )
         labelled = {s.spec.label: s for s in scis}
         bed = Bed(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import signal
 import socket
@@ -40,11 +41,46 @@ class WaitTimeout(Exception):  # noqa: N818 - reads as what happened
         self.seen = seen
 
 
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT = 10000
+PORT_TRIES = 200
+PORT_TAKEN = ("Address already in use", "Errno 98")  # how a child says it could not listen
+
+
+def _below_ephemeral() -> range:
+    """Ports below the kernel's ephemeral range (from 10000), or none if that range is small."""
+    try:
+        low = int(EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # Linux's default
+    return range(LOWEST_PORT, low) if low - LOWEST_PORT >= 1000 else range(0)  # noqa: PLR2004
+
+
 def free_port(address: str = "127.0.0.1") -> int:
-    """A port nobody listens on right now."""
+    """A port nobody listens on right now, below the kernel's ephemeral range when it can be.
+
+    A port the kernel hands out itself (bind to port 0) comes from the same range as the
+    source ports of outgoing connections, so on a busy machine a client elsewhere could take it
+    before the child that is to listen on it binds it; a random free port below that range is
+    left alone by the kernel.
+    """
+    ports = _below_ephemeral()
+    for _ in range(PORT_TRIES if ports else 0):
+        port = random.choice(ports)
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as probe:
         probe.bind((address, 0))
         return int(probe.getsockname()[1])
+
+
+def port_taken(failure: BaseException) -> bool:
+    """Whether a start-up failure is a child that found its port taken (worth a new start)."""
+    return any(text in str(failure) for text in PORT_TAKEN)
 
 
 def listening(port: int, address: str = "127.0.0.1") -> bool:

@@ -233,7 +233,7 @@ def _run(options: DemoOptions, say: Printer, began: float) -> int:
             f"S. Starting the C-PS, 5 service instances, 3 SCIs, 2 C-SMAs, a C-NMA{more} "
             f"({folder})",
         )
-        settings = BedSettings(folder, forwarders=steered, agents=agents)
+        settings = BedSettings(folder, forwarders=steered, agents=agents, progress=say)
         try:
             bed = stack.enter_context(start_bed(settings))
         except FAILURES as exc:

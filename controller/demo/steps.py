@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from controller.demo.bed import Bed
-from controller.demo.expect import Decision, Expectation, check
+from controller.demo.expect import Decision, Expectation, judge
 from controller.demo.table import decision_lines
 
 
@@ -68,5 +68,6 @@ def decide(
     """Ask for a decision, print it after ``before``, and check it against ``expected``."""
     decision = run.bed.select(requirement)
     run.last = decision
-    lines = (*before, *decision_lines(decision, run.bed.labels))
-    return Step(step[0], step[1], lines, check(decision, expected))
+    problems, note = judge(decision, expected, run.bed.labels)
+    lines = (*before, *decision_lines(decision, run.bed.labels), *([note] if note else []))
+    return Step(step[0], step[1], lines, problems)

@@ -32,7 +32,9 @@ CF2, CF3 = "188.3.67.3", "188.3.67.4"
 CNMA_EXAMPLE = ROOT / "docs" / "examples" / "cnma-7.1.toml"
 SAFETY_MARGIN = "80.000"
 LOCATOR_PORT_BASE = 20000
-SLOW_THRESHOLD_MS = "20.000"  # performance check: slower than this is DEGRADED (5.2)
+# Performance check (5.2): a mean response time above this is DEGRADED. Far above what a loaded
+# two-core machine adds to a 5-6 ms instance (40 ms seen at load 22), far below a slowed one.
+SLOW_THRESHOLD_MS = "150.000"
 
 
 @dataclass(frozen=True)

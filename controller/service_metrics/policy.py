@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from controller.selection.dispatch import DispatchAccounting
 from controller.selection.joint import (
     Bounds,
     FallbackPolicy,
@@ -219,6 +220,7 @@ class UpdateControl:
     rate_limit: RateLimit = field(default_factory=RateLimit)
     dampening: PriceDampening = field(default_factory=PriceDampening)
     network_entry_lifetime: float | None = None
+    dispatch: DispatchAccounting = field(default_factory=DispatchAccounting)
 
     @property
     def lifetime(self) -> float:
@@ -273,6 +275,7 @@ def update_control(doc: Mapping[str, Any]) -> UpdateControl:
     rate = doc.get("rate-limit", {})
     damp = doc.get("price-dampening", {})
     lifetime = doc.get("network-entry-lifetime")
+    accounting = doc.get("dispatch-accounting", {})
     return UpdateControl(
         heartbeat_interval=int(doc.get("heartbeat-interval", 60)),
         expiry_multiplier=int(doc.get("expiry-multiplier", 3)),
@@ -295,6 +298,11 @@ def update_control(doc: Mapping[str, Any]) -> UpdateControl:
             window=int(damp.get("window", 300)),
         ),
         network_entry_lifetime=None if lifetime is None else float(lifetime),
+        dispatch=DispatchAccounting(
+            enabled=bool(accounting.get("enabled", False)),
+            gas_per_selection=int(accounting.get("gas-per-selection", 1)),
+            computing_time_per_selection=_ms(accounting.get("computing-time-per-selection")),
+        ),
     )
 
 

@@ -52,6 +52,7 @@ from controller.service_metrics import (
     sessions,
 )
 from controller.service_metrics.decisions import DecisionRecord, Statistics, Trigger
+from controller.service_metrics.dispatches import Dispatches
 from controller.service_metrics.ingest import Attribution, SenderRecord
 from controller.service_metrics.ledger import LedgerFile
 from controller.service_metrics.plausibility import Plausibility, Sample, plausibility_settings
@@ -149,6 +150,7 @@ class ServiceMetrics:
         self._turn = self._archive.last_number() if self._archive is not None else 0
         self._affinity = AffinityTable()  # affined sessions (6.2.4), under self._lock
         self._plausibility = Plausibility()  # feedback (9), its own leaf lock
+        self._dispatches = Dispatches()  # selections since the reports (8), under self._lock
         CST_ENTRIES.set_function(lambda: len(self.cst))
         NST_ENTRIES.set_function(lambda: len(self.nst))
 
@@ -295,6 +297,7 @@ class ServiceMetrics:
                 chosen = outcome.csci_id if outcome.result is ResultKind.SELECTED else None
                 key = (cs_id, chosen) if chosen is not None and newly else None
                 self._plausibility.steered(key, session, ingress)
+                self._dispatches.selected(outcome, now, config.update.dispatch)
         self._publish(decisions.notification_json(record))
         return {"decision-id": record.decision_id, **decisions.outcome_json(outcome, report)}
 
@@ -303,8 +306,14 @@ class ServiceMetrics:
         return self._plausibility.penalties(cs_id, plausibility_settings(config.plausibility))
 
     def _decide(self, request: SelectionRequest, config: CpsConfig, report: str) -> Outcome:
-        """One selection: every candidate for 'all', the TST index otherwise (6.2.3)."""
-        if report == "all":
+        """One selection: every candidate for 'all', the TST index otherwise (6.2.3); with
+        dispatch accounting and selections pending, every candidate of the counted CST."""
+        counted = self._dispatches.table(
+            self.cst, request.cs_id, request.now, config.update.dispatch
+        )
+        if counted is not None:
+            outcome = explain(counted, self.nst, request, config.settings)
+        elif report == "all":
             outcome = explain(self.cst, self.nst, request, config.settings)
         else:
             outcome = select(self.index, request, config.settings)

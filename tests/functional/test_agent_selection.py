@@ -432,7 +432,7 @@ def _notifications(manager: Any, *wanted: str) -> dict[str, Any]:
     (waiting at most 10 s for each next one)."""
     found: dict[str, Any] = {}
     while not set(wanted) <= set(found):
-        note = manager.take_notification(timeout=10)
+        note = manager.take_notification(timeout=30)
         if note is None:
             break
         root = etree.fromstring(note.notification_xml.encode())

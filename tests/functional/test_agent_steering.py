@@ -16,6 +16,7 @@ CSCI-ID); closing the session removes the rule.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import urllib.parse
@@ -194,6 +195,17 @@ def southbound(server: Server) -> dict[str, Any]:
     return state
 
 
+def reconciled(server: Server, times: int = 2) -> None:
+    """Wait until the C-PS has compared the forwarder with the intended state ``times`` more
+    times (its ``last-reconcile`` moved on that often)."""
+    for _ in range(times):
+        wait_for(functools.partial(_moved_on, server, southbound(server).get("last-reconcile")))
+
+
+def _moved_on(server: Server, mark: object) -> bool:
+    return southbound(server).get("last-reconcile") != mark
+
+
 def through_forwarder(forwarder: Forwarder, session_id: str, step: int) -> requests.Response:
     """A client request of the session's step through the ingress forwarder's data plane."""
     headers = {
@@ -229,7 +241,7 @@ def test_a_commitment_becomes_one_rule_on_the_forwarder_until_the_session_closes
     for _ in range(2):
         call(bed.cps, "step-boundary", {"session-id": "s-st", "turn-id": 1, "step-id": 1})
     call(bed.cps, "submit-descriptor", {"descriptor": drafts.descriptor_84("s-st", SERVICE)})
-    time.sleep(3 * RECONCILE_S)  # reconciliations compare the forwarder with the intended
+    reconciled(bed.cps)  # reconciliations compare the forwarder with the intended state
     (again,) = rules_of(bed.forwarder, "s-st")
     assert again["commitment-id"] == commitment_id
     (entry,) = session(bed.cps, "s-st")["commitment"]  # and one commitment at the C-PS
@@ -296,7 +308,7 @@ def test_an_egress_configured_after_the_commitment_gets_its_rule(bed: Bed) -> No
             bed.cps, "submit-descriptor", {"descriptor": drafts.descriptor_84("s-late", SERVICE)}
         )
         assert admitted["selected"] == c
-        time.sleep(3 * RECONCILE_S)
+        reconciled(bed.cps)  # the C-PS has looked at the forwarder since: still no rule
         assert rules_of(bed.forwarder, "s-late") == []
     finally:
         restored = bed.cps.request("PUT", path, json=attachment, headers={"Content-Type": JSON})

@@ -334,7 +334,7 @@ def test_rule_steers_a_session_and_expires_with_a_notification(bed: Bed) -> None
         (reply,) = send(bed, CATS_Session_Id="agent-1", CATS_Turn_Id="1", CATS_Step_Id="7")
         assert reply.headers["CATS-CSCI-Id"] == bed.a.csci_id
         assert reply.headers["CATS-Commitment-Id"] == "c-short"
-        expired = _notification(listener, "rule-expired", timeout=6)
+        expired = _notification(listener, "rule-expired", timeout=30)
     assert expired.findtext(f"{{{NS}}}commitment-id") == "c-short"
     assert expired.findtext(f"{{{NS}}}entry-kind") == "rule"
     assert expired.findtext(f"{{{NS}}}session-id") == "agent-1"
@@ -436,7 +436,7 @@ def test_an_unconfirmed_commit_rolls_back(bed: Bed) -> None:
         wait_for(
             "the rollback",
             lambda: entry(bed.forwarder.state(), "service", "ARS").get("csci-id") == bed.b.csci_id,
-            timeout=6,
+            timeout=30,
         )
     (after,) = send(bed)
     assert after.headers["CATS-CSCI-Id"] == bed.b.csci_id
@@ -460,7 +460,7 @@ def test_a_slow_step_raises_step_progress(bed: Bed) -> None:
         finally:
             slow.admin(slow_ms=0)
         assert reply.status_code == 200
-        event = _notification(listener, "step-progress", timeout=3)
+        event = _notification(listener, "step-progress", timeout=30)
     assert event.findtext(f"{{{NS}}}commitment-id") == "c-tail"
     assert event.findtext(f"{{{NS}}}step-id") == "3"
     assert float(event.findtext(f"{{{NS}}}elapsed") or 0) > 100

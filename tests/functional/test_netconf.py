@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
+import requests
 from lxml import etree
 from ncclient.operations.rpc import RPCError
 
+from controller.demo.launch import wait_until
 from controller.netconf.messages import BASE_11, NC
 from tests.functional.netconf_client import RawSession, admin_nc, admin_session, error_tags
 from tests.functional.restconf_server import JSON, Server, small_bench
 
 pytestmark = pytest.mark.functional
+WAIT_S = 60.0  # conditions come true sooner; a loaded machine may take longer
 BL = "urn:example:bench-list"
 CONFIG_NS = 'xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"'
 #: An entry start tag that binds ``nc:`` for an operation attribute (RFC 6241 7.2).
@@ -145,11 +147,14 @@ def test_lock_across_sessions_and_protocols(server: Server) -> None:
     assert reply.status_code == 409, reply.text
     assert reply.json()["ietf-restconf:errors"]["error"][0]["error-tag"] == "lock-denied"
     first._session.close()  # dropped, not closed: its locks go with it
-    time.sleep(0.5)
-    reply = server.request(
-        "PUT", "data/bench-list:bench/entry=51", json=patch, headers={"Content-Type": JSON}
-    )
-    assert reply.status_code in (200, 201, 204), reply.text
+
+    def put() -> requests.Response | None:
+        found = server.request(
+            "PUT", "data/bench-list:bench/entry=51", json=patch, headers={"Content-Type": JSON}
+        )
+        return found if found.status_code in (200, 201, 204) else None
+
+    wait_until("the dropped session's lock released", put, timeout=WAIT_S)
 
 
 def test_kill_session_releases_its_lock(server: Server) -> None:
@@ -166,12 +171,16 @@ def test_confirmed_commit_timeout_rolls_back_and_confirm_keeps(server: Server) -
         m.edit_config(target="candidate", config=config("<entry><id>60</id><name>c</name></entry>"))
         m.commit(confirmed=True, timeout="1")
         assert "60" in bench(m)
-        time.sleep(2.0)
-        assert "60" not in bench(m)
+        wait_until(
+            "the unconfirmed commit rolled back", lambda: "60" not in bench(m), timeout=WAIT_S
+        )
         m.edit_config(target="candidate", config=config("<entry><id>61</id><name>c</name></entry>"))
         m.commit(confirmed=True, timeout="2")
         m.commit()
-        time.sleep(2.5)
+        # Proof that 61's two seconds have passed: a later 3 s confirmed commit rolls back.
+        m.edit_config(target="candidate", config=config("<entry><id>62</id><name>c</name></entry>"))
+        m.commit(confirmed=True, timeout="3")
+        wait_until("the later commit rolled back", lambda: "62" not in bench(m), timeout=WAIT_S)
         assert "61" in bench(m)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import requests
 
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest
 from controller.datastore.core import Core
+from controller.demo.launch import wait_until
 from controller.model import InstanceKind, Schema
 from tests.functional.restconf_server import (
     JSON,
@@ -25,7 +25,7 @@ from tests.functional.restconf_server import (
 
 pytestmark = pytest.mark.functional
 WRITERS = 4
-ACKNOWLEDGED = 20  # edits acknowledged before the kill
+ACKNOWLEDGED = 20  # edits acknowledged before the server is killed, the writers still busy
 WAIT_S = 120.0
 
 
@@ -71,10 +71,13 @@ def test_sigkill_keeps_every_acknowledged_edit(tmp_path: Path) -> None:
         ]
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + WAIT_S  # on a condition, not a fixed time (load varies)
-        while len(acknowledged) < ACKNOWLEDGED and time.monotonic() < deadline:
-            time.sleep(0.01)
-        server.process.send_signal(signal.SIGKILL)
+        wait_until(  # on a condition, not a fixed time (load varies)
+            f"{ACKNOWLEDGED} acknowledged edits",
+            lambda: len(acknowledged) >= ACKNOWLEDGED,
+            timeout=WAIT_S,
+            seen=lambda: len(acknowledged),
+        )
+        server.process.send_signal(signal.SIGKILL)  # the writers are still writing
         server.process.wait()
         stop.set()
         for thread in threads:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -167,12 +166,12 @@ def test_streams_need_authentication(server: Server, tmp_path: Path) -> None:
 
 
 def test_sigterm_with_an_open_stream_stops_at_once(tmp_path: Path) -> None:
-    """Shutdown ends the subscriptions, so an idle stream does not hold a worker."""
+    """Shutdown ends the subscriptions, so an idle stream does not hold a worker: the server
+    exits while the client still holds the stream open (a held worker would keep it running
+    for as long as the client waits; the bound is a loaded machine's, not a speed)."""
     with seeded_server(tmp_path, admin_users()) as server:
-        with server.request("GET", STREAM, stream=True, timeout=20) as reply:
+        with server.request("GET", STREAM, stream=True, timeout=120) as reply:
             assert next(reply.iter_lines()) == b": subscribed"
-            started = time.monotonic()
             server.process.send_signal(signal.SIGTERM)
-            server.process.wait(timeout=10)
-            assert time.monotonic() - started < 5
+            server.process.wait(timeout=60)
         assert server.process.returncode == 0

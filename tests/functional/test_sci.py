@@ -35,7 +35,7 @@ MARGIN, FACTOR, SLOW_MS, THRESHOLD_MS = 0.8, 0.5, 300, 150
 T = TypeVar("T")
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 8.0) -> T:
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 30.0) -> T:
     """Poll ``probe`` until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

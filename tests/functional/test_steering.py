@@ -12,6 +12,7 @@ shown with the southbound's own session and worker against a real forwarder.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ SM = "ietf-cats-service-metrics"
 ST = "ietf-cats-steering"
 NS = f"urn:ietf:params:xml:ns:yang:{ST}"
 A_ID, B_ID = "10.0.0.1", "10.0.0.2"
-CONVERGE_S = 20.0
+CONVERGE_S = 60.0
 SEQUENCE = Sequence()
 
 
@@ -99,6 +100,10 @@ def wait_for(predicate: Callable[[], Any], timeout: float = CONVERGE_S) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout} s: {predicate}")
         time.sleep(0.1)
+
+
+def _reconciled_since(worker: ForwarderWorker, mark: float) -> bool:
+    return (worker.status.last_reconcile or 0.0) > mark
 
 
 def call(server: Server, name: str, members: dict[str, Any]) -> dict[str, Any]:
@@ -210,9 +215,13 @@ def test_an_unchanged_report_pushes_nothing(bed: Bed) -> None:
     wait_for(lambda: target(bed.a, "ARS") == (SCI3, CF3))
     wait_for(lambda: forwarder_state(bed.server, "a")["in-sync"])
     before = int(forwarder_state(bed.server, "a")["pushes"])
+    report(bed.server)  # unchanged
+    report(bed.server, sci3_gas=0)  # changed: one push, after whatever the first caused
+    wait_for(lambda: target(bed.a, "ARS") == (SCI1, CF2))
+    wait_for(lambda: forwarder_state(bed.server, "a")["in-sync"])
+    assert int(forwarder_state(bed.server, "a")["pushes"]) == before + 1
     report(bed.server)
-    time.sleep(1.0)
-    assert int(forwarder_state(bed.server, "a")["pushes"]) == before
+    wait_for(lambda: target(bed.a, "ARS") == (SCI3, CF3))
 
 
 def test_a_forwarder_restarted_empty_is_refilled(bed: Bed) -> None:
@@ -375,7 +384,8 @@ def test_the_worker_writes_an_intended_rule_once(solo: Forwarder) -> None:
         assert [r.forwarder for r in results.succeeded] == ["solo"]
         with pytest.raises(SouthboundError, match="nowhere"):
             results.raise_on_error()
-        time.sleep(1.5)  # reconciliations find nothing to repair
+        for _ in range(2):  # two reconciliations after the fan-out find nothing to repair
+            wait_for(functools.partial(_reconciled_since, workers[0], time.time()))
         status = workers[0].status
         assert status.entries_written == 1
         assert status.repairs == 0

@@ -11,7 +11,6 @@ own sender, so the per-sender sequence numbers and rate windows do not mix.
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 import requests
 from lxml import etree
 
+from controller.demo.launch import wait_until
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import (
     _HASH,
@@ -32,6 +32,7 @@ from tests.functional.restconf_server import (
 )
 
 pytestmark = pytest.mark.functional
+WAIT_S = 60.0  # the conditions hold much sooner; a loaded machine may take longer
 
 SM = "ietf-cats-service-metrics"
 SM_NS = f"urn:ietf:params:xml:ns:yang:{SM}"
@@ -269,8 +270,13 @@ def test_rate_limit_throttle_applies_at_the_end_of_the_interval(server: Server) 
     assert reply["accepted-entries"] == 1
     assert cst(server)["10.4.4.4:1"]["gas"] == 100
     assert counters(server, "csma-throttle")["rate-limited-throttled"] == "1"
-    time.sleep(max(0.0, (deferred - datetime.now(UTC)).total_seconds()) + 0.5)
-    assert cst(server)["10.4.4.4:1"]["gas"] == 400
+    assert deferred > datetime.now(UTC) - timedelta(seconds=5)  # the end of this interval
+    wait_until(
+        "the held values applied at the end of the interval",
+        lambda: cst(server)["10.4.4.4:1"]["gas"] == 400,
+        timeout=WAIT_S,
+        seen=lambda: cst(server)["10.4.4.4:1"],
+    )
     update_control(server, DAMPENING)
 
 
@@ -293,8 +299,12 @@ def test_entries_age_out_without_refresh(server: Server) -> None:
         auth=("csma-age", ADMIN[1]),
     )
     assert output(reply) == {"accepted-entries": 1}
-    time.sleep(1.5)
-    row = cst(server)["10.5.5.5:1"]
+    row = wait_until(
+        "the entry aged out",
+        lambda: (found := cst(server)["10.5.5.5:1"]).get("aged-out") and found,
+        timeout=WAIT_S,
+        seen=lambda: cst(server)["10.5.5.5:1"],
+    )
     assert (row["aged-out"], row["gas"], row["reported-gas"]) == (True, 0, 70)
     changes = [
         n["change"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from controller.demo.expect import Decision, Expectation, check
+from controller.demo.expect import NOISE_MS, Decision, Expectation, check, judge
 
 SM = "ietf-cats-service-metrics"
 ONE, THREE = "127.3.67.3:20067", "127.3.67.4:20069"
@@ -91,3 +91,73 @@ def test_the_deciding_rule_and_a_missing_feasible_candidate() -> None:
     assert decision.deciding == "highest-gas"
     expected = Expectation(decided_by="tie-break", deciding="highest-gas", feasible=("nobody",))
     assert check(decision, expected) == ("nobody is not a feasible candidate",)
+
+
+def test_measurements_inside_the_margin_are_checked_against_the_invariant() -> None:
+    # SCI-1 measured 2 ms faster than SCI-3: 22.670 < 23.312, so the C-PS rightly picks it.
+    inverted = reply(
+        **{"csci-id": ONE, "total-service-time": "22.670"},
+        candidate=[
+            candidate(ONE, "14.670", "8", "22.670", 1),
+            candidate(THREE, "17.312", "6", "23.312", 2),
+        ],
+    )
+    expected = Expectation(
+        winner=THREE, egress="188.3.67.4", feasible=(ONE, THREE), margin_ms=Decimal(1)
+    )
+    problems, note = judge(Decision.from_json(inverted), expected)
+    assert problems == ()
+    assert note is not None
+    assert "checked the invariant" in note
+    assert check(Decision.from_json(inverted), expected) != ()  # the draft's outcome alone
+
+
+def test_the_invariant_fails_when_the_cps_did_not_pick_its_minimum() -> None:
+    wrong = reply(
+        **{"csci-id": ONE, "total-service-time": "24.000"},
+        candidate=[
+            candidate(ONE, "16.000", "8", "24.000", 1),
+            candidate(THREE, "17.312", "6", "23.312", 2),
+        ],
+    )
+    expected = Expectation(winner=THREE, feasible=(ONE, THREE), margin_ms=Decimal(1))
+    problems, _ = judge(Decision.from_json(wrong), expected)
+    assert any("though its record shows" in p for p in problems)
+
+
+def test_within_the_margin_the_draft_is_still_checked_when_the_record_gives_it() -> None:
+    expected = Expectation(
+        winner=THREE, egress="188.3.67.4", feasible=(ONE, THREE), margin_ms=Decimal(1)
+    )
+    assert judge(Decision.from_json(reply()), expected) == ((), None)
+    wrong_egress = reply(egress="188.3.67.3")
+    problems, note = judge(Decision.from_json(wrong_egress), expected)
+    assert note is None
+    assert problems == ("egress is 188.3.67.3, expected 188.3.67.4",)
+
+
+def test_equal_tsts_expected_but_not_recorded_fall_back_to_the_invariant() -> None:
+    expected = Expectation(
+        winner=THREE, decided_by="objective", deciding="maximize-gas", equal_tst=True
+    )
+    problems, note = judge(Decision.from_json(reply()), expected)
+    assert problems == ()
+    assert note is not None
+
+
+def test_a_margin_the_scenario_contradicts_or_beyond_the_noise_is_checked_as_the_draft_says() -> (
+    None
+):
+    # SCI-1 measured faster: the invariant would hold, but the margin is no excuse here.
+    inverted = reply(
+        **{"csci-id": ONE, "total-service-time": "22.670"},
+        candidate=[
+            candidate(ONE, "14.670", "8", "22.670", 1),
+            candidate(THREE, "17.312", "6", "23.312", 2),
+        ],
+    )
+    for margin in (Decimal(-1), NOISE_MS, Decimal(24)):
+        expected = Expectation(winner=THREE, feasible=(ONE, THREE), margin_ms=margin)
+        problems, note = judge(Decision.from_json(inverted), expected)
+        assert note is None
+        assert problems == (f"selected CSCI-ID is {ONE}, expected {THREE}",)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.demo.steer import Landing, landing_problems, landing_rows
+from controller.demo.steer import Landing, judged_problems, landing_problems, landing_rows
 
 ONE, THREE = "127.3.67.3:20067", "127.3.67.4:20069"
 LABELS = {
@@ -49,4 +49,33 @@ def test_rows_count_replies_and_instances_per_sci() -> None:
         ["SCI-1 188.3.67.3:67", "188.3.67.3", "0", "0 (ars-1a 0, ars-1b 0)"],
         ["SCI-2 188.3.67.3:68", "188.3.67.3", "0", "0 (vrs-2a 0)"],
         ["SCI-3 188.3.67.4:69", "188.3.67.4", "4", "4 (ars-3a 1, ars-3b 3)"],
+    ]
+
+
+def one(served: str, named: str) -> Landing:
+    return Landing((200,), (named,), NOTHING | {served: 1})
+
+
+SCIS = {ONE: "SCI-1", THREE: "SCI-3"}
+
+
+def test_requests_judged_one_at_a_time_follow_the_entry_held_around_each() -> None:
+    judged = [(THREE, one("ars-3a", THREE)), (ONE, one("ars-1b", ONE))] * 5
+    assert judged_problems(judged, (ONE, THREE), SCIS, LABELS) == []
+
+
+def test_a_request_judged_one_at_a_time_elsewhere_than_held_fails() -> None:
+    judged = [(THREE, one("ars-3a", THREE))] * 9 + [(THREE, one("ars-1a", ONE))]
+    assert judged_problems(judged, (ONE, THREE), SCIS, LABELS) == [
+        "0 of 1 requests reached SCI-3's instances",
+        "requests landed behind another SCI: {'ars-1a': 1}",
+        f"the replies name ['{ONE}'], not {THREE}",
+    ]
+
+
+def test_too_few_steady_requests_or_an_infeasible_entry_fail() -> None:
+    judged = [(ONE, one("ars-1a", ONE))] * 3
+    assert judged_problems(judged, (THREE,), SCIS, LABELS) == [
+        "only 3 of 50 requests saw a steady entry",
+        f"the ingress held {LABELS[ONE]}, not feasible",
     ]

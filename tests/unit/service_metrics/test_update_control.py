@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from controller.datastore.api import Principal
 from controller.errors import CatsError
 from controller.types import Json
-from tests.unit.service_metrics.reporting import SCI3, SCI4, SM, Built, entry, error_of
+from tests.unit.service_metrics.reporting import SCI3, SCI4, SM, Built, entry, error_of, path
 
 # ---------------------------------------------------------------- rate limit (8)
 
@@ -222,3 +223,52 @@ def test_health_change_off_still_announces_becoming_unusable() -> None:
     assert built.events("cst-entry-changed") == []
     built.report(entry(SCI3, health="unhealthy"))
     assert [e["change"] for e in built.events("cst-entry-changed")] == ["updated"]
+
+
+# ---------------------------------------------------------------- dispatch accounting (8)
+
+
+CLIENT = Principal("operator")
+
+
+def _select(built: Built) -> str:
+    reply = built.service.select_service(CLIENT, {"cs-id": "ARS", "ingress": "10.0.0.1"})
+    chosen: str = reply["csci-id"]
+    return chosen
+
+
+def _two_scis(update: Json) -> Built:
+    built = Built(update)
+    built.paths(path("188.3.67.4", "1"))
+    built.report(entry(SCI3, ct="5"), entry(SCI4, ct="6"))
+    return built
+
+
+def test_without_dispatch_accounting_every_selection_until_the_next_report_herds() -> None:
+    built = _two_scis({})
+    assert [_select(built) for _ in range(4)] == [SCI3] * 4
+
+
+def test_dispatch_accounting_counts_the_selections_since_the_report() -> None:
+    accounting = {"enabled": True, "computing-time-per-selection": "2"}
+    built = _two_scis({"dispatch-accounting": accounting})
+    # SCI-3 (5 ms) twice: 5 + 2 = 7 > 6; then SCI-4 (6 + 2 = 8 > 7): they alternate.
+    assert [_select(built) for _ in range(4)] == [SCI3, SCI4, SCI3, SCI4]
+    decision = built.service.decisions_state()[f"{SM}:selection-decisions"]["decision"][-1]
+    counted = next(c for c in decision["candidate"] if c["csci-id"] == SCI3)
+    assert (counted["gas"], counted["computing-time"]) == (98, "9.000")
+    assert f"{SM}:computing-time" in counted["estimated-metric"]
+    built.at(1.0)
+    built.report(entry(SCI3, ct="5"), entry(SCI4, ct="6"))
+    assert _select(built) == SCI3  # a newer report reflects them: the ledger starts over
+
+
+def test_a_dry_run_is_not_counted() -> None:
+    built = _two_scis(
+        {"dispatch-accounting": {"enabled": True, "computing-time-per-selection": "2"}}
+    )
+    for _ in range(3):
+        reply = built.service.select_service(
+            CLIENT, {"cs-id": "ARS", "ingress": "10.0.0.1", "dry-run": [None]}
+        )
+        assert reply["csci-id"] == SCI3

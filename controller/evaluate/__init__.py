@@ -1,0 +1,1 @@
+"""Trace-driven evaluation of selection policies (`catsctl evaluate`)."""
