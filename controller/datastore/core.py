@@ -304,14 +304,19 @@ class Core:
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
+        running = datastore is DatastoreName.RUNNING
         txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
+        txn.defer_sync = running
         with self._write:
-            if datastore is DatastoreName.RUNNING and size >= self.settings.shadow_nodes:
+            if running and size >= self.settings.shadow_nodes:
+                txn.defer_sync = False
                 revision: Revision = shadow_transaction(self, txn)
                 self.running.compact_if_due(self.settings.compact_minimum)
                 return revision
             with self._lock:
-                return self.transaction(txn)
+                revision = self.transaction(txn)
+        self.running.sync(txn.ticket)  # group commit: shared with concurrent commits
+        return revision
 
     @property
     def read_lock(self) -> threading.RLock:
@@ -344,7 +349,9 @@ class Core:
             )
             if txn.test_only:
                 raise _TestOnlyError
-            store.persist(txn.edits)  # durable before any hook acts on it
+            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
+            # sync returns, after the locks are released (group commit)
+            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
             if running:
                 self._run_hooks(store, change)
         except _TestOnlyError:
