@@ -40,10 +40,25 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What an operation answers: reply children (``<ok/>`` when none); whether to close."""
+    """What an operation answers: reply children (``<ok/>`` when none); whether to close;
+    ``raw``: printed XML that replaces :data:`RAW_MARK` in the serialized reply (a read's
+    data as the core printed it, never parsed)."""
 
     children: tuple[Element, ...] = ()
     close: bool = False
+    raw: str | None = None
+
+    def serialize(self, reply: bytes) -> bytes:
+        """The serialized reply with ``raw`` in place of its mark."""
+        if self.raw is None:
+            return reply
+        return reply.replace(RAW_MARK, self.raw.encode(), 1)
+
+
+#: Where raw data goes in a reply: a processing instruction no attribute value or text can
+#: hold as such (lxml escapes ``<`` there).
+RAW_MARK = b"<?cats-raw-data?>"
+RAW_PI = "cats-raw-data"
 
 
 def child_text(parent: Element, name: str, namespace: str = BASE_NS) -> str | None:

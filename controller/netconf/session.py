@@ -188,7 +188,7 @@ class NetconfSession:
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             self._errors(rpc.attributes, (item,))
             return False
-        self._send(to_bytes(reply(rpc.attributes, outcome.children)))
+        self._send(outcome.serialize(to_bytes(reply(rpc.attributes, outcome.children))))
         self._start_notifications()
         return outcome.close
 
