@@ -29,7 +29,7 @@ from controller.netconf.messages import BASE_NS, NC, parse_output
 from controller.netconf.monitoring import MONITORING_NS, SchemaSources
 from controller.netconf.nmda import NMDA_NS, Nmda
 from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
-from controller.netconf.outcome import RAW_PI, Caller, Outcome, child_text, with_defaults_of
+from controller.netconf.outcome import Caller, Outcome, child_text, raw_data, with_defaults_of
 from controller.netconf.reads import Reads, parse_filter
 from controller.netconf.sessions import Registry
 from controller.types import DataPath, Element
@@ -155,9 +155,7 @@ class Operations:
             with_defaults=with_defaults,
         )
         if raw is not None:  # spliced into the reply as printed (no parse, no re-serialize)
-            data = _data([])
-            data.append(etree.ProcessingInstruction(RAW_PI))
-            return Outcome((data,), raw=raw)
+            return raw_data(raw)
         elements = self._reads.read(
             datastore,
             caller.principal,
