@@ -333,6 +333,8 @@ class Core:
         store = self.store(txn.datastore)
         applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
         running = store is self.running
+        if running:
+            self.validator.ready()  # indexes left from the start-up, on the tree as committed
         try:
             for edit in txn.edits:
                 applier.apply(edit)
