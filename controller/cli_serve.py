@@ -48,6 +48,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             body_timeout=args.restconf_body_timeout,
             idle_timeout=args.restconf_idle_timeout,
             max_connections=args.restconf_max_connections,
+            max_per_source=args.restconf_max_connections_per_source,
         ),
         limits=limits,
     )
@@ -56,6 +57,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         port=args.netconf_port,
         max_sessions=args.netconf_max_sessions,
         max_message_size=args.netconf_max_message_size,
+        strict=args.netconf_strict,
         logins=LoginBounds(
             args.netconf_max_startups,
             args.netconf_max_startups_per_source,
@@ -70,6 +72,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         max_delay=args.login_max_delay,
     )
     logins = LoginSettings(throttle, workers=args.login_workers, queue=args.login_queue)
+    features: list[tuple[str, str]] = []
+    for given in args.feature:
+        module, colon, feature = given.partition(":")
+        if not (module and colon and feature):
+            print(f"catsctl serve: --feature {given!r} is not MODULE:FEATURE", file=sys.stderr)
+            return 2
+        features.append((module, feature))
     settings = ServeSettings(
         args.state_dir,
         tuple(args.yang_dir),
@@ -79,6 +88,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         netconf,
         read_only_groups=tuple(args.read_only_group),
         recovery_user=args.recovery_user,
+        features=tuple(features),
         logins=logins,
         core=CoreSettings(
             subscriptions_per_user=args.max_subscriptions_per_user,
@@ -112,6 +122,16 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=[],
         metavar="DIR",
         help="load every module in DIR too (repeatable)",
+    )
+    serve.add_argument(
+        "--feature",
+        action="append",
+        default=[],
+        metavar="MODULE:FEATURE",
+        help=(
+            "enable FEATURE of MODULE (RFC 7950 7.20.1; repeatable): a module loaded with "
+            "--yang-dir has no feature otherwise; yang-library reports the features enabled"
+        ),
     )
     serve.add_argument(
         "--init-data",
@@ -166,6 +186,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=DEFAULT_MAX_MESSAGE,
         metavar="BYTES",
         help="a larger NETCONF message gets too-big and ends its session",
+    )
+    serve.add_argument(
+        "--netconf-strict",
+        action="store_true",
+        help=(
+            "refuse NETCONF base elements without the base namespace (<commit/> for "
+            "<nc:commit/>), as RFC 6241 is written; by default they are read as the base "
+            "operations, as Junos and netconfd do"
+        ),
     )
     _add_login_options(serve)
     _add_limit_options(serve)
@@ -293,6 +322,13 @@ def _add_restconf_options(serve: argparse.ArgumentParser) -> None:
         default=gate.max_connections,
         metavar="N",
         help="connections waiting for their next request; more are closed at accept",
+    )
+    group.add_argument(
+        "--restconf-max-connections-per-source",
+        type=int,
+        default=gate.max_per_source,
+        metavar="N",
+        help="of those, from one address; more from it are closed at accept",
     )
 
 

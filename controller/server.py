@@ -71,6 +71,9 @@ class ServeSettings:
     plugins: tuple[str, ...] = ()  # importable modules with register(registrations)
     netconf: NetconfSettings = field(default_factory=NetconfSettings)
     read_only_groups: tuple[str, ...] = field(default=(), kw_only=True)
+    #: ``--feature MODULE:FEATURE``: features to enable besides the server's own (RFC 7950
+    #: 7.20.1; a module of a --yang-dir has none otherwise), as (module, feature) pairs.
+    features: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     recovery_user: str | None = field(default=None, kw_only=True)  # RFC 8341 3.2
     logins: LoginSettings = field(default_factory=LoginSettings, kw_only=True)
     core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
@@ -89,14 +92,23 @@ def _schema_id(schema: Schema) -> str:
     )
 
 
-def server_schema(yang_dirs: tuple[Path, ...]) -> Schema:
-    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules."""
+def server_schema(yang_dirs: tuple[Path, ...], enabled: Sequence[tuple[str, str]] = ()) -> Schema:
+    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules, with
+    the ``enabled`` (module, feature) pairs on top of the server's own features.
+
+    Raises:
+        ModelError: a feature or its module is unknown (the server does not start).
+    """
     extra = [name for folder in yang_dirs for name in modules_in(folder)]
     wanted = [*SERVER_MODULES, *NETCONF_MODULES]
     modules = wanted + [name for name in extra if name not in wanted]
     features = {name: list(names) for name, names in SERVER_FEATURES.items()}
     for name, names in NETCONF_FEATURES.items():
         features.setdefault(name, []).extend(names)
+    for name, feature in enabled:
+        chosen = features.setdefault(name, [])
+        if feature not in chosen:
+            chosen.append(feature)
     return Schema([project_yang_dir(), *yang_dirs], modules, features)
 
 
@@ -190,7 +202,7 @@ class Application:
 
     def __init__(self, settings: ServeSettings, installer: Installer) -> None:
         self.settings = settings
-        self.schema = server_schema(settings.yang_dirs)
+        self.schema = server_schema(settings.yang_dirs, settings.features)
         listen = settings.listen
         registrations = Registrations()
         registrations.state[DataPath(f"/{MONITORING}")] = lambda: monitoring_state(

@@ -11,11 +11,10 @@ tell the nodes apart (:mod:`controller.datastore.nacm.decide`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from controller.datastore.api import Access
 from controller.datastore.errors import refuse
-from controller.datastore.nacm import Op, UserAccess
+from controller.datastore.nacm import Op, UserAccess, walk
 from controller.errors import ErrorType
 from controller.model import nodes
 from controller.model.nodes import Node
@@ -66,7 +65,7 @@ class Guard:
         """Check a node and all its descendants (a created or deleted subtree)."""
         if self.user is None:
             return
-        denied = self.user.data(_OPS[access]).first_denied(node)
+        denied = walk.first_denied(self.user.data(_OPS[access]), node)
         if denied is not None:
             self._deny(access, denied)
 
@@ -127,28 +126,6 @@ def sibling_changes(
         for gone in nodes.siblings(old_children):
             if (nodes.native.address(gone) or 0) not in seen:
                 yield from changes(None, gone, replace=replace)
-
-
-def filtered_copy(ctx: Any, first: Node, path: str | None, user: UserAccess) -> Node:
-    """A copy of what a read covers, without the nodes the principal may not read (RFC 8341
-    3.4.5 step 7); NULL when the target itself may not be read."""
-    reader = user.data(Op.READ)
-    if path is None:
-        copy = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
-        flags = nodes.lib.LYD_DUP_RECURSIVE | nodes.lib.LYD_DUP_WITH_FLAGS
-        if first and nodes.lib.lyd_dup_siblings(first, nodes.ffi.NULL, flags, copy):
-            raise nodes.fail(ctx)
-        return reader.prune(copy[0]) if copy[0] else copy[0]
-    target = nodes.find(ctx, first, path)
-    if target is None:
-        return nodes.ffi.NULL
-    copy = nodes.dup(target, with_parents=True)
-    top = nodes.top_of(copy)
-    if not reader.prune_below(copy):
-        if top != copy:
-            nodes.free_all(top)
-        return nodes.ffi.NULL
-    return top
 
 
 def readable(user: UserAccess, node: Node) -> bool:

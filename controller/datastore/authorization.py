@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from controller.datastore import access, reads, rpc
+from controller.datastore import reads, rpc
 from controller.datastore.access import Guard
 from controller.datastore.api import (
     DatastoreName,
@@ -25,8 +25,10 @@ from controller.datastore.api import (
     ReadRequest,
 )
 from controller.datastore.errors import refuse
-from controller.datastore.nacm import NACM_PATH, Nacm, Op, UserAccess
+from controller.datastore.hiding import Hider
+from controller.datastore.nacm import NACM_PATH, Nacm, Op, UserAccess, walk
 from controller.datastore.nacm.schema import SECRETS
+from controller.datastore.tree import Tree
 from controller.errors import CatsError, ErrorType
 from controller.model import nodes
 from controller.model.schema import Encoding
@@ -141,6 +143,7 @@ class Authorization:
         if user is None:
             return
         snode = nodes.lib.lys_find_path(self.ctx, nodes.ffi.NULL, f"/{module}:{name}".encode(), 0)
+        nodes.clean_errors(self.ctx)  # a module not loaded ("notifications") is no error here
         verdict = user.named_operation(module, name, None if snode == nodes.ffi.NULL else snode)
         if not verdict.permit:
             self._deny_operation(principal, f"{module}:{name}", None)
@@ -155,13 +158,20 @@ class Authorization:
             error_type=ErrorType.PROTOCOL,
         )
 
-    def filtered_copy(self, user: UserAccess, first: Any, path: DataPath | None) -> Any:
-        """What of a configuration tree a read shows the user (RFC 8341 3.4.5)."""
-        return access.filtered_copy(self.ctx, first, path, user)
+    def hide(self, user: UserAccess, tree: Tree, path: DataPath | None, hider: Hider) -> bool:
+        """Hide from a live tree, for one read of ``path`` (None: all), what the user may not
+        read (RFC 8341 3.4.5); False when the target itself may not be read."""
+        reader = user.data(Op.READ)
+        if path is None:
+            if tree.first[0]:
+                walk.prune(reader, tree.first[0], hider.hide)
+            return True
+        target = tree.find(path)
+        return target is None or walk.prune_below(reader, target, hider.hide)
 
     def prune(self, user: UserAccess, first: Any) -> Any:
         """Free what the user may not read of a scratch tree (operational reads)."""
-        return user.data(Op.READ).prune(first) if first else first
+        return walk.prune(user.data(Op.READ), first) if first else first
 
     def admit(self, principal: Principal) -> Callable[[Notification], bool]:
         """Whether each event may go to the subscriber (RFC 8341 3.4.6), decided on the
@@ -198,6 +208,7 @@ class Authorization:
         found = self._notifications.get(member)
         if found is None and ":" in member:
             snode = nodes.lib.lys_find_path(self.ctx, nodes.ffi.NULL, f"/{member}".encode(), 0)
+            nodes.clean_errors(self.ctx)
             if snode != nodes.ffi.NULL and snode.nodetype & nodes.lib.LYS_NOTIF:
                 found = self._notifications[member] = snode
         return found

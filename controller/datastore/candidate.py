@@ -10,14 +10,15 @@ After a commit the copy holds what running now holds, so it is kept as the base 
 first edit while running stays at that transaction: a push cycle (edit, commit) at 100k
 entries then neither copies nor frees the whole tree (together ~0.5 s there). The copy was not
 validated, so it may lack default nodes running has; reads of an unedited candidate go to
-running, and a commit replays the edits on running, so that is seen only where an edited
-candidate is read, as with any copy.
+running, and a commit replays the edits on running. Each edit puts the defaults around the nodes it
+changed right (:mod:`.defaults`), so an edited candidate reads as validation would leave it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from controller.datastore import defaults
 from controller.datastore.api import DatastoreName, Edit, EditOperation, Principal, Revision
 from controller.datastore.datapath import ROOT
 from controller.datastore.seams import CandidateHost
@@ -78,6 +79,7 @@ class Candidate:
                 self.discard()
             return self._core.running.revisions.of(None)
         applier.undo.commit()
+        defaults.refresh(store.ctx, store.tree, applier.applied)  # as validation would
         self._edits.extend(edits)
         changed = [record.path for record in applier.applied]
         whole = [path for record in applier.applied for path in record.whole]

@@ -44,6 +44,7 @@ from controller.datastore.candidate import Candidate
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.files import REAL_DISK, Disk
+from controller.datastore.hiding import Hider
 from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
@@ -55,13 +56,14 @@ from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
-from controller.model.library import module_records, yang_library
+from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 YANG_LIBRARY = DataPath("/ietf-yang-library:yang-library")
 MAX_EDIT_NODES = 2_000_000  # about 300k list entries of a few leaves each
+MODULES_STATE = DataPath("/ietf-yang-library:modules-state")  # RFC 7895, legacy in RFC 8525
 DATASTORES = tuple(name.identity for name in DatastoreName)
 
 
@@ -111,8 +113,13 @@ class Core:
             self.settings.streams,
             self.settings.subscriptions_per_user,
         )
-        library = yang_library(module_records(schema), DATASTORES)
-        self._state: dict[DataPath, StateProvider] = {YANG_LIBRARY: lambda: library}
+        records = module_records(schema)
+        library = yang_library(records, DATASTORES)
+        legacy = modules_state(records)
+        self._state: dict[DataPath, StateProvider] = {
+            YANG_LIBRARY: lambda: library,
+            MODULES_STATE: lambda: legacy,
+        }
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder, disk = state_dir, self.settings.disk
@@ -223,6 +230,7 @@ class Core:
         """Read a subtree of a datastore (RFC 8040 4.3, RFC 8527 3.2). What the principal may
         not read is left out silently (RFC 8341 3.4.5): a target it may not read reads as
         absent."""
+        nodes.clean_errors(self.ctx)
         if request.datastore is DatastoreName.OPERATIONAL:
             return self._read_operational(request, principal)
         with self._lock:
@@ -234,11 +242,11 @@ class Core:
             if user is None:
                 document = reads.render(self.ctx, store.first[0], request)
             else:
-                tree = self.authorization.filtered_copy(user, store.first[0], request.path)
-                try:
-                    document = reads.render(self.ctx, tree, request)
-                finally:
-                    nodes.free_all(tree)
+                with Hider(store.tree) as hider:
+                    if self.authorization.hide(user, store.tree, request.path, hider):
+                        document = reads.render(self.ctx, store.first[0], request)
+                    else:
+                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
@@ -249,8 +257,9 @@ class Core:
             try:
                 if request.with_origin:
                     origins = {r: operational.LEARNED for r in states}
-                    if YANG_LIBRARY in origins:
-                        origins[YANG_LIBRARY] = operational.SYSTEM
+                    for region in (YANG_LIBRARY, MODULES_STATE):
+                        if region in origins:
+                            origins[region] = operational.SYSTEM
                     operational.annotate_origin(self.ctx, tree, request, origins)
                 user = self.authorization.user(principal)
                 if user is not None:
@@ -289,6 +298,7 @@ class Core:
         is parsed; one of more than ``shadow_nodes`` on running is worked on a copy
         (:mod:`.shadow`), so that reads go on meanwhile and see the committed state.
         """
+        nodes.clean_errors(self.ctx)
         self._locks.check(datastore, session)
         size, bound = edit_nodes(list(edits)), self.settings.max_edit_nodes
         if size > bound:
@@ -309,6 +319,7 @@ class Core:
         txn.defer_sync = running
         with self._write:
             if running and size >= self.settings.shadow_nodes:
+                LOG.info("a large edit of about %d data nodes is worked on a copy", size)
                 txn.defer_sync = False
                 revision: Revision = shadow_transaction(self, txn)
                 self.running.compact_if_due(self.settings.compact_minimum)
@@ -462,6 +473,7 @@ class Core:
         :func:`rpc.reads_running`) is validated without it, so concurrent invocations
         validate in parallel.
         """
+        nodes.clean_errors(self.ctx)
         operation = self._operation(path)
         self.authorization.operation(principal, operation)  # RFC 8341 3.4.4, before the input
         if operation.input_reads_running:

@@ -17,6 +17,7 @@ from controller.datastore.errors import DatastoreError
 from controller.datastore.plan import OutRef, Unit
 from controller.errors import ErrorItem, ErrorType
 from controller.model import nodes
+from controller.model.schema import NON_UNIQUE
 from controller.types import DataPath, SchemaPath
 
 RefKey = tuple[SchemaPath, str]  # (the referenced list, key value)
@@ -150,7 +151,7 @@ class Indexes:
                     message = (
                         f'Unique data leaf(s) "{leaves}" not satisfied in "{owner}" and "{entry}".'
                     )
-                    info = [("non-unique", f"{entry}/{leaf}") for leaf in spec]
+                    info = [(NON_UNIQUE, f"{entry}/{leaf}") for leaf in spec]
                     errors.append(
                         _error("operation-failed", "data-not-unique", message, entry, info)
                     )

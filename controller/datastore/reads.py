@@ -13,8 +13,8 @@ from typing import Any
 
 from controller.datastore import datapath
 from controller.datastore.api import ReadRequest, WithDefaults
-from controller.datastore.errors import refuse
 from controller.model import nodes
+from controller.model.fields import expand_fields
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
 from controller.types import DataPath
@@ -64,8 +64,14 @@ def render(ctx: Any, first: Node, request: ReadRequest) -> str | None:
 
 
 def select(ctx: Any, first: Node, xpath: str) -> Node:
-    """A new tree holding the nodes an XPath selects, with their ancestors and list keys."""
+    """A new tree holding the nodes an XPath selects, with their ancestors and list keys.
+
+    ``/`` selects the root node, which is everything (XPath 1.0 2.2); libyang's node set
+    holds no root node, so it is read as every top-level node (``/*``).
+    """
     result = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
+    if xpath.strip() == "/":
+        xpath = "/*"
     for node in nodes.find_all(ctx, first, xpath):
         copy = nodes.dup(node, with_parents=True)
         if nodes.lib.lyd_merge_tree(result, nodes.top_of(copy), nodes.lib.LYD_MERGE_DESTRUCT):
@@ -77,36 +83,6 @@ def fields_xpath(target: DataPath | None, fields: str) -> str:
     """RFC 8040 4.8.3 ``fields`` as an XPath union relative to the target."""
     base = "" if target is None else target
     return " | ".join(f"{base}/{path}" for path in expand_fields(fields))
-
-
-def expand_fields(fields: str) -> list[str]:
-    """``a/b;c(d;e/f)`` is ``["a/b", "c/d", "c/e/f"]``."""
-    paths: list[str] = []
-    for part in split_top(fields, ";"):
-        if "(" in part:
-            head, _, rest = part.partition("(")
-            if not rest.endswith(")"):
-                raise refuse("invalid-value", f"unbalanced fields expression: {fields}")
-            paths += [f"{head}/{inner}" for inner in expand_fields(rest[:-1])]
-        elif part:
-            paths.append(part)
-    return paths
-
-
-def split_top(text: str, separator: str) -> list[str]:
-    """Split at separators outside parentheses."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == separator and not depth:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts
 
 
 def address(node: Node) -> int:

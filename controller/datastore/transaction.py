@@ -71,6 +71,16 @@ class Applied:
             object.__setattr__(self, "created_from", self.path)
 
 
+def is_default(node: Node | None) -> bool:
+    """Whether a node exists only through its default (``LYD_DEFAULT``: a leaf with its
+    default value, a non-presence container holding nothing else). Such a node does not exist
+    for create and delete (RFC 6243 2.3.3, RFC 6241 7.2, RFC 8040 4.4.1)."""
+    if node is None or not node.flags & nodes.lib.LYD_DEFAULT:
+        return False
+    # a container keeps the flag when an explicit child is merged into it: ask the children
+    return all(is_default(child) for child in nodes.children(node))
+
+
 def unwrap_root(text: str, encoding: Encoding) -> str:
     """A datastore document without an ``ietf-restconf:data`` wrapper (RFC 8040 3.3.1)."""
     if encoding is Encoding.JSON and _RESTCONF_DATA in text:
@@ -104,13 +114,13 @@ class Applier:
             return
         existing = self.find(edit.path)
         if edit.operation in _REMOVING:
-            self._remove(edit, existing)
+            self._remove(edit, None if is_default(existing) else existing)
         elif edit.operation is EditOperation.MOVE:
             self._move(edit, existing)
-        elif existing is not None and edit.operation in _CREATING:
+        elif not is_default(existing) and existing is not None and edit.operation in _CREATING:
             raise refuse("data-exists", "the node already exists", nodes.path_of(existing))
         else:
-            self._write(edit, existing)
+            self._write(edit, existing)  # a default-only node is written over (update)
 
     # ------------------------------------------------------------------ parsing
 
@@ -244,8 +254,15 @@ class Applier:
     def _anchor(self, node: Node, where: InsertWhere, point: DataPath | None) -> Node | None:
         if where in (InsertWhere.BEFORE, InsertWhere.AFTER):
             anchor = self.find(point or DataPath(""))
-            if anchor is None or anchor.schema != node.schema:
-                raise refuse("invalid-value", "the insert point does not exist", point)
+            if anchor is None or anchor.schema != node.schema:  # RFC 7950 15.7
+                leaf_list = bool(node.schema.nodetype & nodes.lib.LYS_LEAFLIST)
+                raise refuse(
+                    "bad-attribute",
+                    "the insert point does not exist",
+                    point,
+                    app_tag="missing-instance",
+                    info=(("bad-attribute", "value" if leaf_list else "key"),),
+                )
             return anchor
         same = [sibling for sibling in _instances(node)]
         return same[0] if where is InsertWhere.FIRST else same[-1]

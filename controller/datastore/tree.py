@@ -239,6 +239,18 @@ class Tree:
         self._forget(node)
         self._detach(node)
 
+    def put_back(self, node: Node, before: Node | None) -> None:
+        """Link a detached top-level node again just after ``before`` (None: first), where
+        :meth:`unlink` took it from."""
+        self._fresh()
+        if before is None:
+            self._link_first(node)
+        else:
+            self._link_after(before, node)
+        key = key_of(node)
+        self._index[key] = node
+        self._tails.setdefault(key[0], node)
+
     def free(self, node: Node) -> None:
         """Detach and free a subtree."""
         self.unlink(node)

@@ -24,7 +24,7 @@ def agent_write_refused(run: Run) -> Step:
     """The C-NMA's user writes the selection policy: 403 access-denied, nothing changed."""
     title = "an agent's write of the selection policy is refused (access-denied)"
     before = run.bed.cps.get(POLICY)
-    attempt = {POLICY: {"objectives": {"objective": ["maximize-gas"]}}}
+    attempt = {POLICY: {"default-requirement": {"hard-constraints": {"max-price": 1}}}}
     reply = requests.patch(
         f"{run.bed.cps.root}/data/{POLICY}",
         data=json.dumps(attempt),

@@ -87,6 +87,20 @@ def has_instance(first: Any, snode: Any) -> bool:
     return rc == lib.LY_SUCCESS and bool(match.value)
 
 
+def find_entry(first: Any, snode: Any, key: str) -> Any:
+    """``lyd_find_sibling_val``: the instance of ``snode`` among ``first``'s siblings with the
+    key predicates (``[k='v']...``) or leaf-list value ``key``, or None (a hash lookup when
+    they have a parent)."""
+    if first == ffi.NULL or not first:
+        return None
+    match = _P()
+    raw = key.encode()
+    rc = int(_FIND_SIBLING_VAL(address(first), address(snode), raw, len(raw), ctypes.byref(match)))
+    if rc != lib.LY_SUCCESS or not match.value:
+        return None
+    return ffi.cast("struct lyd_node *", match.value)
+
+
 def counterpart(first: Any, node: Any) -> Any:
     """``lyd_find_sibling_first``: the instance among ``first``'s siblings matching ``node``
     (same schema node and keys or value; a hash lookup when they have a parent), or None."""

@@ -8,6 +8,7 @@ libyang's structured items (:func:`~controller.model.schema.take_errors`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from _libyang import ffi, lib
@@ -23,6 +24,7 @@ __all__ = [
     "Node",
     "check_schema_path",
     "children",
+    "clean_errors",
     "dup",
     "fail",
     "ffi",
@@ -61,6 +63,16 @@ PATH_BUF = 4096
 
 def _fmt(encoding: Encoding) -> int:
     return int(lib.LYD_JSON if encoding is Encoding.JSON else lib.LYD_XML)
+
+
+def clean_errors(ctx: CtxP) -> None:
+    """Forget the errors libyang stored for this thread (``ly_err_clean``).
+
+    libyang keeps the errors of each thread until they are taken; one a call left behind
+    (a failed look-up whose failure was the answer) would otherwise be reported with the
+    next real error of the same thread, as a second rpc-error. Every request starts clean.
+    """
+    lib.ly_err_clean(ctx, ffi.NULL)
 
 
 def fail(ctx: CtxP) -> ModelError:
@@ -174,7 +186,10 @@ def find_all(ctx: CtxP, tree: Node, xpath: str) -> list[Node]:
         return []
     found = ffi.new("struct ly_set **")
     if lib.lyd_find_xpath(tree, xpath.encode(), found) != lib.LY_SUCCESS:
-        raise fail(ctx)
+        # libyang locates the error at the tree it evaluated on, a node unrelated to the
+        # expression: the error is the expression's, with no error-path
+        items = take_errors(ctx)
+        raise ModelError(*(replace(item, path=None) for item in items))
     nodes = [found[0].dnodes[index] for index in range(int(found[0].count))]
     lib.ly_set_free(found[0], ffi.NULL)
     return nodes

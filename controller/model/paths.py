@@ -19,6 +19,7 @@ import libyang
 from _libyang import ffi, lib
 
 from controller.errors import ErrorItem, ErrorType
+from controller.model import native
 from controller.model.errors import ModelError
 from controller.types import DataPath, SchemaPath
 
@@ -68,6 +69,10 @@ class SchemaNode:
     keys: tuple[str, ...] = ()
     config: bool = True
     ordered_by_user: bool = False
+    #: A leaf or leaf-list whose values name modules: an identityref or an
+    #: instance-identifier (also through a leafref or a union), RFC 7950 9.10.3, 9.13.2.
+    qualified_values: bool = False
+    presence: bool = False  # a presence container (RFC 7950 7.5.1)
 
     @property
     def qualified_name(self) -> str:
@@ -184,6 +189,7 @@ class PathResolver:
         self._nodes: dict[SchemaPath, SchemaNode | None] = {}
         self._lock = threading.Lock()
         self._modules: dict[str, str] | None = None
+        self._prefixes: dict[str, str] | None = None
 
     def schema_node(self, schema_path: SchemaPath) -> SchemaNode | None:
         """The node at a JSON-form schema path (``/mod:a/b``), or None if there is none."""
@@ -242,6 +248,35 @@ class PathResolver:
             raise _error("unknown-element", f"no child {member!r} here", target.data_path)
         return node
 
+    def canonical(self, node: SchemaNode, values: tuple[str, ...]) -> tuple[str, ...]:
+        """Key values (a leaf-list value) of ``node`` in their canonical form (RFC 7950 9.3.2:
+        ``1.50`` and ``1.5`` are one decimal64); a value the type refuses stays as it is."""
+        if node.kind is NodeKind.LEAF_LIST:
+            leaves = [node.schema_path]
+        else:
+            leaves = [SchemaPath(f"{node.schema_path}/{node.module}:{key}") for key in node.keys]
+        return tuple(
+            self._canonical(leaf, value) for leaf, value in zip(leaves, values, strict=False)
+        )
+
+    def _canonical(self, leaf: SchemaPath, value: str) -> str:
+        with self._lock:
+            found = self._ctx.find_jsonpath(leaf)
+            if found is None:
+                lib.ly_err_clean(self._ctx.cdata, ffi.NULL)
+                return value
+            raw = value.encode()
+            out = ffi.new("const char **")
+            result = lib.lyd_value_validate(
+                self._ctx.cdata, found.cdata, raw, len(raw), ffi.NULL, ffi.NULL, out
+            )
+            if result not in (lib.LY_SUCCESS, lib.LY_EINCOMPLETE) or out[0] == ffi.NULL:
+                lib.ly_err_clean(self._ctx.cdata, ffi.NULL)
+                return value
+            text = str(ffi.string(out[0]).decode())
+            native.dict_remove(self._ctx.cdata, out[0])
+            return text
+
     def namespace(self, module: str) -> str | None:
         """The XML namespace of an implemented module, or None."""
         return self._namespaces().get(module)
@@ -252,6 +287,15 @@ class PathResolver:
             if known == namespace:
                 return module
         return None
+
+    def prefix_of(self, namespace: str) -> str | None:
+        """The YANG prefix of the module of an XML namespace (RFC 7950 7.1.4), or None."""
+        if self._prefixes is None:
+            with self._lock:
+                self._prefixes = {
+                    ffi.string(module.cdata.ns).decode(): module.prefix() for module in self._ctx
+                }
+        return self._prefixes.get(namespace)
 
     def _namespaces(self) -> dict[str, str]:
         if self._modules is None:
@@ -273,6 +317,23 @@ class PathResolver:
 
 
 _RPC = libyang.SNode.RPC
+_QUALIFIED = (libyang.Type.IDENT, libyang.Type.INST)
+_TYPE_DEPTH = 8  # leafrefs and unions followed before giving up
+
+
+def _names_modules(kind: libyang.Type, depth: int = 0) -> bool:
+    """Whether values of a type carry module prefixes (identityref, instance-identifier)."""
+    base = kind.base()
+    if base in _QUALIFIED:
+        return True
+    if depth > _TYPE_DEPTH:
+        return False
+    if base == libyang.Type.LEAFREF:
+        target = kind.leafref_type()
+        return target is not None and _names_modules(target, depth + 1)
+    if base == libyang.Type.UNION:
+        return any(_names_modules(member, depth + 1) for member in kind.union_types())
+    return False
 
 
 def _check_values(
@@ -307,7 +368,13 @@ def _describe(found: libyang.SNode, schema_path: SchemaPath) -> SchemaNode | Non
         ordered = bool(found.ordered())
     elif isinstance(found, libyang.SLeafList):
         ordered = bool(found.ordered())
+    qualified = False
+    presence = isinstance(found, libyang.SContainer) and found.presence() is not None
+    if isinstance(found, libyang.SLeaf | libyang.SLeafList):
+        qualified = _names_modules(found.type())
     return SchemaNode(
+        qualified_values=qualified,
+        presence=presence,
         module=module.name(),
         name=found.name(),
         kind=kind,

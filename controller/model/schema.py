@@ -146,6 +146,41 @@ def _error_tag(vecode: int, app_tag: str | None, message: str) -> str:
     return "invalid-value"
 
 
+#: libyang's LY_VCODE_NOUNIQ: the unique's leaves, then the two entries.
+_NOT_UNIQUE = re.compile(
+    r'^Unique data leaf\(s\) "([^"]*)" not satisfied in "([^"]*)" and "([^"]*)"'
+)
+_MISSING_CHOICE = re.compile(r'^Mandatory choice "([^"]*)"')
+#: The error-info names of RFC 7950 15.1 and 15.6, in the YANG namespace (module ``yang``).
+NON_UNIQUE = "yang:non-unique"
+MISSING_CHOICE = "yang:missing-choice"
+
+
+def _details(
+    app_tag: str | None, message: str, path: str | None
+) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The error-path and error-info RFC 7950 15 gives an app-tag, from libyang's message.
+
+    ``data-not-unique`` (15.1): one ``non-unique`` instance-identifier per leaf of the
+    constraint, in the entry that breaks it. ``missing-choice`` (15.6): the error-path is the
+    parent of the choice (libyang names the choice itself) and ``missing-choice`` its name.
+    """
+    if app_tag == "data-not-unique":
+        found = _NOT_UNIQUE.match(message)
+        if found is not None:
+            entry = path or found.group(3)
+            leaves = found.group(1).split()
+            return entry, tuple((NON_UNIQUE, f"{entry}/{leaf}") for leaf in leaves)
+    if app_tag == "missing-choice":
+        found = _MISSING_CHOICE.match(message)
+        if found is not None and path:
+            parent, _, last = path.rpartition("/")
+            if last.split(":")[-1] == found.group(1):
+                path = parent or "/"
+            return path, ((MISSING_CHOICE, found.group(1)),)
+    return path, ()
+
+
 def _take_errors(ctx: libyang.Context) -> tuple[ErrorItem, ...]:
     """Collect and clear the errors libyang stored in the context."""
     return take_errors(ctx.cdata)
@@ -161,6 +196,7 @@ def take_errors(ctx: Any) -> tuple[ErrorItem, ...]:
         path = location.group(1) if location else None
         app_tag = ffi.string(err.apptag).decode() if err.apptag else None
         if err.level == lib.LY_LLERR:
+            path, info = _details(app_tag, message, path)
             items.append(
                 ErrorItem(
                     type=ErrorType.APPLICATION,
@@ -168,6 +204,7 @@ def take_errors(ctx: Any) -> tuple[ErrorItem, ...]:
                     message=message,
                     path=path,
                     app_tag=app_tag,
+                    info=info,
                 )
             )
         err = err.next

@@ -49,23 +49,32 @@ def parent_path(path: DataPath) -> DataPath | None:
 
 
 def missing_ancestors(
-    core: ServerCore, target: DatastoreName, edits: Sequence[Edit], principal: Principal
+    core: ServerCore,
+    target: DatastoreName,
+    edits: Sequence[Edit],
+    principal: Principal,
+    levels: Sequence[DataPath] = (),
 ) -> None:
-    """default-operation none: ``data-missing`` for a point whose parent is not there."""
-    seen: set[DataPath] = set()
+    """default-operation none: ``data-missing`` for a level the ``<config>`` names (a list
+    entry, a presence container) or a parent of an operation point that is not there."""
+    wanted: list[DataPath] = list(levels)
     for edit in edits:
         parent = parent_path(edit.path)
-        if edit.operation not in _CREATING or parent is None or parent in seen:
+        if edit.operation in _CREATING and parent is not None:
+            wanted.append(parent)
+    seen: set[DataPath] = set()
+    for path in wanted:
+        if path in seen:
             continue
-        request = ReadRequest(target, parent, content=Content.CONFIG, depth=1)
+        request = ReadRequest(target, path, content=Content.CONFIG, depth=1)
         if core.read(request, principal).document is None:
             raise netconf_error(
                 "data-missing",
-                f"{parent} does not exist and default-operation is none",
+                f"{path} does not exist and default-operation is none",
                 error_type=ErrorType.APPLICATION,
-                path=parent,
+                path=path,
             )
-        seen.add(parent)
+        seen.add(path)
 
 
 def apply_edits(  # noqa: PLR0913 - the parameters of one edit-config

@@ -20,6 +20,7 @@ from controller.model import Encoding
 from controller.model.paths import ROOT, NodeKind, SchemaNode, step_data_path
 from controller.netconf.errors import NetconfError, netconf_error
 from controller.netconf.messages import BASE_NS, split_steps
+from controller.netconf.values import json_value
 from controller.types import DataPath, Element
 
 OPERATION = f"{{{BASE_NS}}}operation"
@@ -38,6 +39,7 @@ _POINT_OPS = {
 _REMOVING = (EditOperation.DELETE, EditOperation.REMOVE)
 #: A container with more children than this is merged as one edit rather than one per child.
 SPLIT_LIMIT = 64
+_ANY = (NodeKind.ANYXML, NodeKind.ANYDATA)
 _TOP = ""  # the base of a top-level node's data path
 
 
@@ -50,6 +52,10 @@ class SchemaLookup(Protocol):
 
     def module_of(self, namespace: str) -> str | None:
         """The implemented module of an XML namespace, or None."""
+        ...
+
+    def prefix_of(self, namespace: str) -> str | None:
+        """The YANG prefix of the module of an XML namespace, or None."""
         ...
 
 
@@ -91,6 +97,32 @@ class ConfigEdits:
             self._walk(top, None, _TOP, default, found)
         return found
 
+    def levels(self, config: Element) -> list[DataPath]:
+        """Under default-operation ``none``: the list entries and presence containers the
+        ``<config>`` names outside every operation point, each of which must exist (RFC 6241
+        7.2: "data for which there is not a corresponding level ... data-missing"). A
+        non-presence container has no existence of its own, so it is no level."""
+        found: list[DataPath] = []
+        for top in _elements(config):
+            self._levels(top, None, _TOP, found)
+        return found
+
+    def _levels(
+        self, element: Element, parent: SchemaNode | None, base: str, found: list[DataPath]
+    ) -> None:
+        if _operation(element) is not None:
+            return
+        node = self._node(element, parent)
+        if node.kind in (NodeKind.LEAF, NodeKind.LEAF_LIST, *_ANY):
+            return
+        path = self._path(element, node, parent, base)
+        if node.kind is NodeKind.LIST or node.presence:
+            found.append(path)
+        for child in _elements(element):
+            if node.kind is NodeKind.LIST and etree.QName(child).localname in node.keys:
+                continue
+            self._levels(child, node, path, found)
+
     def _replace_all(self, config: Element) -> list[Edit]:
         """default-operation replace: the config replaces the whole datastore (7.2)."""
         kept = deepcopy(config)
@@ -100,7 +132,7 @@ class ConfigEdits:
             path = self._path(top, node, None, _TOP)
             top.attrib.pop(OPERATION, None)
             self._prune(top, node, path, EditOperation.REPLACE, extra)
-        body = b"".join(etree.tostring(top) for top in _elements(kept))
+        body = b"".join(etree.tostring(_scoped(top)) for top in _elements(kept))
         whole = Edit(EditOperation.REPLACE, ROOT, body.decode(), Encoding.XML)
         return [whole, *(edit for edit in extra if edit.operation not in _REMOVING)]
 
@@ -182,7 +214,7 @@ class ConfigEdits:
         if node.kind is NodeKind.LIST:
             values = tuple(self._key(element, node, key) for key in node.keys)
         elif node.kind is NodeKind.LEAF_LIST:
-            values = ((element.text or "").strip(),)
+            values = (self._value(element, node),)
         qualify = parent is None or parent.module != node.module
         try:
             return DataPath(f"{base}/{step_data_path(node, values, qualify=qualify)}")
@@ -193,8 +225,7 @@ class ConfigEdits:
                 "invalid-value", str(exc), error_type=ErrorType.APPLICATION
             ) from exc
 
-    @staticmethod
-    def _key(element: Element, node: SchemaNode, key: str) -> str:
+    def _key(self, element: Element, node: SchemaNode, key: str) -> str:
         found = element.find(f"{{{node.namespace}}}{key}")
         if found is None:
             raise netconf_error(
@@ -203,7 +234,20 @@ class ConfigEdits:
                 error_type=ErrorType.APPLICATION,
                 info=(("bad-element", key),),
             )
-        return (found.text or "").strip()
+        leaf = self._lookup.child(node, node.module, key)
+        return self._value(found, leaf) if leaf is not None else (found.text or "").strip()
+
+    def _value(self, element: Element, node: SchemaNode) -> str:
+        """A key or leaf-list value as a data path takes it: an identityref or
+        instance-identifier with module names for its XML prefixes (values.py); a prefix
+        bound to no module is left for the parser to refuse."""
+        text = (element.text or "").strip()
+        if not node.qualified_values:
+            return text
+        try:
+            return json_value(text, element.nsmap, self._lookup.module_of)
+        except NetconfError:
+            return text
 
     def _walk(
         self,
@@ -216,6 +260,11 @@ class ConfigEdits:
         node = self._node(element, parent)
         path = self._path(element, node, parent, base)
         operation = _operation(element)
+        if node.kind in _ANY:  # its content is a value, not schema nodes (RFC 7950 7.10, 7.11)
+            chosen = operation or inherited
+            if chosen is not None:
+                self._point(element, node, path, chosen, found)
+            return
         if operation is not None and operation is not inherited:
             self._point(element, node, path, operation, found)
             return
@@ -249,7 +298,7 @@ class ConfigEdits:
         where, point = self._insert(element, node, base)
         for attribute in (OPERATION, _INSERT, _KEY, _VALUE):
             value.attrib.pop(attribute, None)
-        text = etree.tostring(value).decode()
+        text = etree.tostring(_scoped(value, element)).decode()
         found.append(Edit(operation, path, text, Encoding.XML, where, point))
         found.extend(nested)
 
@@ -262,7 +311,10 @@ class ConfigEdits:
         out: list[Edit],
     ) -> None:
         """Strip operation attributes under ``value`` (at ``path``); operation points that
-        differ from ``operation`` leave the value and become edits in ``out``."""
+        differ from ``operation`` leave the value and become edits in ``out``. The content of
+        an anyxml or anydata node is its value and stays as it is."""
+        if node.kind in _ANY:
+            return
         for child in _elements(value):
             child_node = self._node(child, node)
             if (
@@ -304,6 +356,20 @@ class ConfigEdits:
         if node.kind is NodeKind.LIST:
             return where, DataPath(f"{base}/{step}{_unprefix(anchor)}")
         return where, DataPath(f"{base}/{step}[.='{anchor}']")
+
+
+def _scoped(value: Element, original: Element | None = None) -> Element:
+    """``value`` declaring every prefix in scope where ``original`` (or it) stood.
+
+    lxml serializes a subtree with the namespaces its tags use only, but an identityref or
+    instance-identifier value uses prefixes in its text (RFC 7950 9.10.3), bound perhaps on
+    ``<config>``; libyang would find them unbound.
+    """
+    scope = (original if original is not None else value).nsmap
+    top = etree.Element(value.tag, attrib=dict(value.attrib), nsmap=scope)
+    top.text = value.text
+    top.extend(list(value))
+    return top
 
 
 def _unprefix(predicates: str) -> str:

@@ -26,6 +26,7 @@ BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 BASE_10 = "urn:ietf:params:netconf:base:1.0"
 BASE_11 = "urn:ietf:params:netconf:base:1.1"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
+YANG_NS = "urn:ietf:params:xml:ns:yang:1"
 NC = f"{{{BASE_NS}}}"
 DEFAULT_LIMITS = DocumentLimits()
 
@@ -96,20 +97,46 @@ def parse_fragment(document: str) -> list[Element]:
     return [_declaring(element, prefixes) for element in holder]
 
 
-def parse_output(document: str) -> list[Element]:
+def parse_output(document: str, prefix_of: NamespaceOf | None = None) -> list[Element]:
     """The children of the ``<output>`` the core prints for an RPC or action: the elements
-    of an rpc-reply (RFC 6241 4.2), each declaring the prefixes the output uses."""
+    of an rpc-reply (RFC 6241 4.2), each declaring the prefixes the output uses.
+
+    With ``prefix_of`` (namespace to the module's YANG prefix) every namespace of an element
+    is declared with its module's prefix on the top element (``<rct:echo xmlns:rct=...>``);
+    without it lxml would invent ``ns0`` once the element moves into the reply.
+    """
     if not document.strip():
         return []
     holder = etree.fromstring(b"<fragment>" + document.encode() + b"</fragment>", _PARSER)
     prefixes = dict(_PREFIX_DECLARATION.findall(document))
     children = [child for top in holder for child in top]
+    if prefix_of is not None:
+        return [_prefixed(child, prefixes, prefix_of) for child in children]
     return [_declaring(child, prefixes) for child in children] if prefixes else children
 
 
-def _declaring(element: Element, prefixes: dict[str, str]) -> Element:
-    """A copy of a top-level element that also declares ``prefixes``; children move over."""
-    nsmap = {**element.nsmap, **{p: u for p, u in prefixes.items() if p not in element.nsmap}}
+def _prefixed(element: Element, prefixes: dict[str, str], prefix_of: NamespaceOf) -> Element:
+    """A copy of ``element`` declaring each namespace it uses with its module's prefix."""
+    nsmap: dict[str, str] = dict(prefixes)
+    for node in element.iter():
+        if not isinstance(node.tag, str):
+            continue
+        namespace = etree.QName(node).namespace
+        if namespace is None or namespace in nsmap.values():
+            continue
+        prefix = prefix_of(namespace)
+        if prefix and prefix not in nsmap:
+            nsmap[prefix] = namespace
+    return _declaring(element, nsmap, keep=False)
+
+
+def _declaring(element: Element, prefixes: dict[str, str], *, keep: bool = True) -> Element:
+    """A copy of a top-level element that also declares ``prefixes``; children move over.
+
+    ``keep`` False leaves out the default namespace the element inherited (its tag then
+    takes a declared prefix)."""
+    inherited = {p: u for p, u in element.nsmap.items() if keep or p is not None}
+    nsmap = {**inherited, **{p: u for p, u in prefixes.items() if p not in inherited}}
     top = etree.Element(element.tag, attrib=dict(element.attrib), nsmap=nsmap)
     top.text = element.text
     top.extend(list(element))
@@ -136,7 +163,11 @@ def build_hello(capabilities: Iterable[str], session_id: int) -> bytes:
 
 def parse_hello(data: bytes, limits: XmlLimits = DEFAULT_LIMITS) -> tuple[str, ...]:
     """The capabilities of a client's hello; a client hello with a session-id is an error."""
-    root = parse_xml(data, limits)
+    return hello_capabilities(parse_xml(data, limits))
+
+
+def hello_capabilities(root: Element) -> tuple[str, ...]:
+    """The capabilities of a parsed client hello (see :func:`parse_hello`)."""
     if root.tag != NC + "hello":
         raise bad_element("unknown-element", etree.QName(root).localname, "expected a hello")
     if root.find(NC + "session-id") is not None:
@@ -228,8 +259,28 @@ def error_element(item: ErrorItem, namespace_of: NamespaceOf) -> Element:
     if item.info:
         info = etree.SubElement(error, NC + "error-info")
         for name, value in item.info:
-            etree.SubElement(info, NC + name).text = value
+            info.append(_info_element(name, value, namespace_of))
     return error
+
+
+def _info_element(name: str, value: str, namespace_of: NamespaceOf) -> Element:
+    """One error-info child: in the base namespace, or ``yang:NAME`` in the YANG namespace
+    (RFC 7950 15: ``non-unique``, an instance-identifier with its prefixes declared, and
+    ``missing-choice``)."""
+    module, colon, local = name.partition(":")
+    if not colon:
+        element = etree.Element(NC + name)
+        element.text = value
+        return element
+    namespace = YANG_NS if module == "yang" else namespace_of(module) or f"urn:unknown:{module}"
+    if value.startswith("/"):
+        path = error_path(value, namespace_of)
+        element = etree.Element(f"{{{namespace}}}{local}", nsmap={**path.nsmap, module: namespace})
+        element.text = path.text
+        return element
+    element = etree.Element(f"{{{namespace}}}{local}", nsmap={module: namespace})
+    element.text = value
+    return element
 
 
 def error_path(path: str, namespace_of: NamespaceOf) -> Element:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -66,11 +66,12 @@ def netconf_state(
                     {
                         "identifier": name,
                         "version": revision or "",
-                        "format": "ietf-netconf-monitoring:yang",
+                        "format": f"ietf-netconf-monitoring:{fmt}",
                         "namespace": namespace,
                         "location": ["NETCONF"],
                     }
                     for name, revision, namespace in modules
+                    for fmt in FORMATS
                 ]
             },
             "sessions": {"session": sessions} if sessions else {},
@@ -88,22 +89,48 @@ def netconf_state(
     }
 
 
-class SchemaSources:
-    """Finds the YANG text of a module in the folders the schema was loaded from."""
+#: Prints a module of the schema: (name, revision, format) to text, None when unknown.
+Printer = Callable[[str, str | None, str], str | None]
+FORMATS = ("yang", "yin")
 
-    def __init__(self, folders: Sequence[Path], modules: Sequence[tuple[str, str | None]]) -> None:
+
+class SchemaSources:
+    """The text of a module for get-schema: the YANG file the schema was loaded from when
+    there is one, else (and for YIN) the module as the schema prints it."""
+
+    def __init__(
+        self,
+        folders: Sequence[Path],
+        modules: Sequence[tuple[str, str | None]],
+        printer: Printer | None = None,
+    ) -> None:
         self._folders = list(folders)
         self._modules = dict(modules)
+        self._printer = printer
 
     def text(self, identifier: str, version: str | None, fmt: str) -> str:
-        """The module's source (RFC 6022 3.1 get-schema)."""
-        if fmt not in ("yang", "ietf-netconf-monitoring:yang"):
+        """The module's source (RFC 6022 3.1 get-schema); ``fmt`` is ``yang`` or ``yin``."""
+        if fmt not in FORMATS:
             raise _invalid(f"format {fmt!r} is not served")
         if identifier not in self._modules:
             raise _invalid(f"no module {identifier!r}")
         revision = self._modules[identifier]
         if version and version != revision:
             raise _invalid(f"no revision {version!r} of {identifier!r}")
+        if fmt == "yang":
+            found = self._file(identifier, revision)
+            if found is not None:
+                return found
+        printed = self._printer(identifier, revision, fmt) if self._printer else None
+        if printed is not None:
+            return printed
+        raise netconf_error(
+            "operation-failed",
+            f"the source of {identifier!r} is not available",
+            error_type=ErrorType.APPLICATION,
+        )
+
+    def _file(self, identifier: str, revision: str | None) -> str | None:
         names = [f"{identifier}@{revision}.yang"] if revision else []
         names.append(f"{identifier}.yang")
         for folder in self._folders:
@@ -111,11 +138,7 @@ class SchemaSources:
                 path = folder / name
                 if path.is_file():
                     return path.read_text(encoding="utf-8")
-        raise netconf_error(
-            "operation-failed",
-            f"the source of {identifier!r} is not available",
-            error_type=ErrorType.APPLICATION,
-        )
+        return None
 
 
 def _invalid(message: str) -> Exception:

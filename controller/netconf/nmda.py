@@ -11,6 +11,7 @@ from controller.datastore.api import (
     ServerCore,
     WithDefaults,
 )
+from controller.netconf.apply import missing_ancestors
 from controller.netconf.edits import ConfigEdits
 from controller.netconf.errors import bad_element, netconf_error
 from controller.netconf.outcome import Caller, Outcome, with_defaults_of
@@ -91,6 +92,9 @@ class Nmda:
         if config is None:
             raise bad_element("missing-element", "config", "edit-data needs config")
         edits = self._config.edits(config, defaults[raw])
+        if raw == "none":  # as edit-config's (RFC 8526 3.2, RFC 6241 7.2)
+            levels = self._config.levels(config)
+            missing_ancestors(self._core, datastore, edits, caller.principal, levels)
         if edits:
             self._core.edit(datastore, edits, caller.principal, session=caller.session)
         return Outcome()

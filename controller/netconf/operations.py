@@ -185,10 +185,11 @@ class Operations:
                 raise netconf_error("operation-not-supported", ":url is not served")
             raise bad_element("missing-element", "config", "edit-config needs config")
         edits = self._config.edits(config, _DEFAULT_OPS[default])
+        if default == "none":
+            levels = self._config.levels(config)
+            missing_ancestors(self._core, target, edits, caller.principal, levels)
         if not edits:
             return Outcome()
-        if default == "none":
-            missing_ancestors(self._core, target, edits, caller.principal)
         apply_edits(
             self._core,
             target,
@@ -305,7 +306,7 @@ class Operations:
         text = self._sources.text(
             identifier,
             child_text(operation, "version", MONITORING_NS),
-            child_text(operation, "format", MONITORING_NS) or "yang",
+            _schema_format(operation.find(f"{{{MONITORING_NS}}}format")),
         )
         data = etree.Element(f"{{{MONITORING_NS}}}data", nsmap={None: MONITORING_NS})
         data.text = text
@@ -334,13 +335,28 @@ class Operations:
         document = etree.tostring(operation).decode()
         path = DataPath(f"/{module}:{node.name}")
         output = self._core.invoke(path, document, Encoding.XML, caller.principal)
-        return Outcome(tuple(parse_output(output)))
+        return Outcome(tuple(parse_output(output, self._lookup.prefix_of)))
 
     def _action(self, caller: Caller, operation: Element) -> Outcome:
         """``<action>`` (RFC 7950 7.15.2): the handler RESTCONF uses too."""
         path, document = self._config.action(operation)
         output = self._core.invoke(path, document, Encoding.XML, caller.principal)
-        return Outcome(tuple(parse_output(output)))
+        return Outcome(tuple(parse_output(output, self._lookup.prefix_of)))
+
+
+def _schema_format(element: Element | None) -> str:
+    """get-schema's ``format``, an identityref of ietf-netconf-monitoring (RFC 6022 2.1.3):
+    ``ncm:yin`` with ``ncm`` bound to its namespace, or the bare name; ``yang`` if absent."""
+    if element is None:
+        return "yang"
+    text = (element.text or "").strip()
+    prefix, colon, name = text.rpartition(":")
+    if not colon:
+        return name
+    namespace = element.nsmap.get(prefix)
+    if namespace == MONITORING_NS or prefix == "ietf-netconf-monitoring":
+        return name
+    return text  # refused by the sources as a format not served
 
 
 def _data(elements: list[Element]) -> Element:

@@ -36,6 +36,8 @@ HOST_KEY_ECDSA = "netconf-host-key-ecdsa"
 ACCEPT_POLL_S = 0.2
 SETTLE_POLL_S = 0.5  # how soon a connection that left before logging in is let go
 PARAMIKO_SLACK_S = 5.0  # paramiko's own timeouts, past the login grace time
+#: How long a session that ended waits for the client to close the connection first.
+CLOSE_GRACE_S = 2.0
 #: Connections past the session bound that are still served, to be told ``resource-denied``.
 OVERFLOW = 16
 
@@ -50,6 +52,8 @@ class NetconfSettings:
     max_message_size: int = DEFAULT_MAX_MESSAGE
     logins: LoginBounds = field(default_factory=LoginBounds)
     limits: XmlLimits = field(default_factory=XmlLimits)
+    #: RFC 6241 as written: refuse base elements without the base namespace (lenient.py).
+    strict: bool = False
 
 
 def host_keys(state_dir: Path) -> tuple[paramiko.PKey, ...]:
@@ -185,6 +189,7 @@ class NetconfServer:
             authenticated = True
             principal = self._credentials.principal(auth.user, TRANSPORT, peer)
             NetconfSession(self._env, auth.channel, principal, peer).run()
+            _await_peer_close(transport)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             LOG.debug("connection from %s ended: %s", peer, exc)
         finally:
@@ -211,6 +216,18 @@ def _settled(transport: paramiko.Transport, auth: SshAuth, grace: float) -> bool
         auth.count("timed-out")
         return False
     return auth.channel is not None
+
+
+def _await_peer_close(transport: paramiko.Transport) -> None:
+    """Let the client close the connection after the last reply (RFC 6242 3.2 ends a session
+    by closing the channel; the client then closes SSH).
+
+    Closing the socket at once would make the kernel answer the client's channel close, still
+    on its way, with a TCP reset; the transport's own thread reads it meanwhile.
+    """
+    if not transport.is_active():
+        return
+    transport.join(CLOSE_GRACE_S)
 
 
 def capabilities(yang_library: str, content_id: str, extra: Sequence[str] = ()) -> tuple[str, ...]:

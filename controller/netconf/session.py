@@ -20,6 +20,7 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.netconf.confirmed import Actor, ConfirmedCommits
 from controller.netconf.errors import FramingError, netconf_error
 from controller.netconf.framing import Deframer, frame
+from controller.netconf.lenient import qualify_hello, qualify_rpc
 from controller.netconf.messages import (
     BASE_11,
     DEFAULT_LIMITS,
@@ -27,7 +28,7 @@ from controller.netconf.messages import (
     XmlLimits,
     build_hello,
     error_reply,
-    parse_hello,
+    hello_capabilities,
     parse_rpc,
     parse_xml,
     reply,
@@ -75,6 +76,7 @@ class SessionEnv:
     max_sessions: int
     events: Callable[[str], None]
     limits: XmlLimits = DEFAULT_LIMITS  # the shape of a message: attributes, elements, depth
+    strict: bool = False  # RFC 6241 as written: no unqualified base elements (lenient.py)
 
 
 class NetconfSession:
@@ -124,7 +126,8 @@ class NetconfSession:
             if hello is None:
                 return
             try:
-                capabilities = parse_hello(hello, env.limits)
+                root = parse_xml(hello, env.limits)
+                capabilities = hello_capabilities(root if env.strict else qualify_hello(root))
             except CatsError:
                 env.registry.bad_hello()
                 self._reason = "bad-hello"
@@ -172,7 +175,8 @@ class NetconfSession:
         counters = self._info.counters
         counters.in_rpcs += 1
         try:
-            rpc = parse_rpc(parse_xml(message, self._env.limits))
+            root = parse_xml(message, self._env.limits)
+            rpc = parse_rpc(root if self._env.strict else qualify_rpc(root))
         except CatsError as exc:
             counters.in_bad_rpcs += 1
             self._errors(root_attributes(message, self._env.limits), exc.items)

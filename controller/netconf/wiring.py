@@ -12,7 +12,7 @@ from pathlib import Path
 from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, ServerCore
 from controller.model import Schema
 from controller.model.codec import NotificationCodec
-from controller.model.library import module_records
+from controller.model.library import module_capabilities, module_records, module_source
 from controller.model.paths import PathResolver
 from controller.model.schema import project_yang_dir, standard_yang_dirs
 from controller.netconf.confirmed import ConfirmedCommits
@@ -86,7 +86,11 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     records = module_records(schema)
     modules = tuple((r.name, r.revision, r.namespace) for r in records)
     folders = [project_yang_dir(), *yang_dirs, *standard_yang_dirs()]
-    sources = SchemaSources(folders, [(r.name, r.revision) for r in records])
+    sources = SchemaSources(
+        folders,
+        [(r.name, r.revision) for r in records],
+        lambda name, revision, fmt: module_source(schema, name, revision, fmt),
+    )
     server_box: list[NetconfServer] = []
 
     def kill(session_id: int, killed_by: int) -> None:
@@ -110,7 +114,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     core.watch_accounts(end_deleted)
     operations = Operations(core, resolver, registry, confirmed, sources, kill)
     revision, content_id = _library(core)
-    served = capabilities(revision, content_id)
+    served = capabilities(revision, content_id, module_capabilities(records))
     env = SessionEnv(
         core=core,
         operations=operations,
@@ -124,6 +128,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
         max_sessions=settings.max_sessions,
         events=publish,
         limits=settings.limits,
+        strict=settings.strict,
     )
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)

@@ -7,7 +7,7 @@ anything changes (RFC 9110 13.2.2), and hands the core one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from controller.datastore.api import (
     SYSTEM,
@@ -22,6 +22,7 @@ from controller.datastore.api import (
 )
 from controller.errors import CatsError, ErrorItem
 from controller.model import Encoding
+from controller.model.fields import check_fields
 from controller.model.paths import ROOT, NodeKind, PathResolver, ResolvedPath
 from controller.restconf.bodies import child_body, target_body
 from controller.restconf.conditional import Outcome, evaluate
@@ -96,6 +97,8 @@ class DataResources:
         params = parse_query(request.query, READ_PARAMS)
         encoding = negotiate(request.header("accept"))
         _check_entry(target)
+        if params.fields is not None:
+            check_fields(params.fields, target.path.node, self._resolver)
         datastore = target.read_from
         if datastore is DatastoreName.OPERATIONAL and params.content is Content.CONFIG:
             datastore = DatastoreName.RUNNING  # exactly the configuration, without state
@@ -159,7 +162,14 @@ class DataResources:
         if request.preconditions.any:
             self._check(request, self.current(datastore, target))
         edit = Edit(EditOperation.CREATE, child.data_path, body, kind.encoding, where, point)
-        revision = self._core.edit(datastore, [edit], request.principal)
+        try:
+            revision = self._core.edit(datastore, [edit], request.principal)
+        except RestconfError:
+            raise
+        except CatsError as exc:  # RFC 8040 4.4.1: an existing resource is resource-denied
+            if exc.items[0].tag == "data-exists":
+                raise RestconfError(409, replace(exc.items[0], tag="resource-denied")) from None
+            raise
         location = f"{target.prefix}/{child.api_path}"
         return empty_reply(201, revision, ("Location", location))
 
@@ -186,6 +196,9 @@ class DataResources:
         reply_encoding = negotiate(request.header("accept"), encoding)
         if request.preconditions.any:
             self._check(request, self.current(datastore, target))
+        if not edits:  # RFC 8072 2.2: the edit list may be empty; nothing changes
+            body = status_document(patch.patch_id, None, reply_encoding, self._errors_xml)
+            return data_reply(200, body, reply_encoding, self._core.revision(datastore, None))
         try:
             revision = self._core.edit(datastore, edits, request.principal)
         except RestconfError:

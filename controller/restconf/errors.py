@@ -11,6 +11,7 @@ from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import Encoding
 
 RESTCONF_NS = "urn:ietf:params:xml:ns:yang:ietf-restconf"
+YANG_NS = "urn:ietf:params:xml:ns:yang:1"  # RFC 7950 15 error-info (module ``yang``)
 
 #: RFC 8040 7, the status of each error-tag where the table gives one answer.
 STATUS_OF_TAG: dict[str, int] = {
@@ -40,9 +41,10 @@ STATUS_OF_TAG: dict[str, int] = {
 class RestconfError(CatsError):
     """An error the RESTCONF layer answers itself, with the status it chose (404, 406, 412...)."""
 
-    def __init__(self, status: int, *items: ErrorItem) -> None:
+    def __init__(self, status: int, *items: ErrorItem, allow: str | None = None) -> None:
         super().__init__(*items)
         self.status = status
+        self.allow = allow  # the Allow header of a 405 (RFC 9110 15.5.6), when it is known
 
 
 def protocol_error(status: int, tag: str, message: str, path: str | None = None) -> RestconfError:
@@ -77,7 +79,16 @@ def _item_json(item: ErrorItem) -> dict[str, object]:
         out["error-path"] = item.path
     out["error-message"] = item.message
     if item.info:
-        out["error-info"] = dict(item.info)
+        info: dict[str, object] = {}
+        for name, value in item.info:  # a repeated name (non-unique) becomes a list
+            known = info.get(name)
+            if known is None:
+                info[name] = value
+            elif isinstance(known, list):
+                known.append(value)
+            else:
+                info[name] = [known, value]
+        out["error-info"] = info
     return out
 
 
@@ -123,7 +134,15 @@ def errors_xml(
         if item.info:
             info = etree.SubElement(error, f"{{{ns}}}error-info")
             for key, value in item.info:
-                etree.SubElement(info, key).text = value
+                module, colon, local = key.partition(":")
+                if not colon:
+                    etree.SubElement(info, key).text = value
+                    continue
+                namespace = YANG_NS if module == "yang" else namespace_of(module) or module
+                nsmap = {module: namespace}
+                if value.startswith("/"):
+                    nsmap.update(_path_namespaces(value, namespace_of))
+                etree.SubElement(info, f"{{{namespace}}}{local}", nsmap=nsmap).text = value
     return bytes(etree.tostring(root, xml_declaration=False, encoding="utf-8"))
 
 

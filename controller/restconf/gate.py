@@ -15,7 +15,9 @@ does all the waiting, without blocking:
 * a body larger than the buffer is read by the worker within ``body_timeout`` seconds in
   all (a total, not a per-read, deadline: :class:`DeadlineReader`), else 408.
 
-At most ``max_connections`` connections wait in the gate; a further one is closed at accept.
+At most ``max_connections`` connections wait in the gate, and ``max_per_source`` from one
+address (as OpenSSH's ``PerSourceMaxStartups``): a further one is closed at accept, so one
+client cannot fill the gate and keep everyone else out.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class GateSettings:
     body_timeout: float = 60.0
     idle_timeout: float = 60.0
     max_connections: int = 1024
+    max_per_source: int = 128
 
 
 BUFFER_SIZE = 64 * 1024  # the largest head (with a small body) read in the gate
@@ -177,7 +180,7 @@ class Gate(connections.ConnectionManager):
         except OSError:
             return None
         connections.prevent_socket_inheritance(sock)
-        if self.waiting >= self.settings.max_connections:
+        if self.waiting >= self.settings.max_connections or self._crowded(address[0]):
             sock.close()
             return None
         sock.setblocking(False)  # noqa: FBT003
@@ -198,6 +201,18 @@ class Gate(connections.ConnectionManager):
         deadline = time.monotonic() + self.settings.header_timeout
         self._wait_for(conn, deadline, fresh=True)
         return None  # the gate hands it to a worker itself, once its head is in
+
+    def _crowded(self, source: str) -> bool:
+        """Whether ``source`` has its bound of connections waiting in the gate (counted on the
+        selector itself, on the selector thread: nothing to keep in step)."""
+        bound = self.settings.max_per_source
+        found = 0
+        for _, conn in self._selector.connections:
+            if conn is not self.server and getattr(conn, "remote_addr", None) == source:
+                found += 1
+                if found >= bound:
+                    return True
+        return False
 
     @property
     def waiting(self) -> int:

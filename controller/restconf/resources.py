@@ -86,20 +86,27 @@ class Restconf:
         try:
             return self._route(request)
         except CatsError as exc:
-            return self.error_reply(request, status_for(exc), exc.items)
+            allow = exc.allow if isinstance(exc, RestconfError) else None
+            return self.error_reply(request, status_for(exc), exc.items, allow)
         except Exception:
             LOG.exception("unexpected error on %s %s", request.method, request.path)
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             return self.error_reply(request, 500, (item,))
 
     def error_reply(
-        self, request: HttpRequest, status: int, items: tuple[ErrorItem, ...]
+        self,
+        request: HttpRequest,
+        status: int,
+        items: tuple[ErrorItem, ...],
+        allow: str | None = None,
     ) -> HttpReply:
-        """``ietf-restconf:errors`` in the encoding the client accepts (JSON when none fits)."""
+        """``ietf-restconf:errors`` in the encoding the client accepts; without an Accept
+        header, in the request body's (RFC 8040 5.2), else JSON."""
+        body_encoding = _body_encoding(request)
         try:
-            encoding = negotiate(request.header("accept"))
+            encoding = negotiate(request.header("accept"), body_encoding)
         except CatsError:
-            encoding = Encoding.JSON
+            encoding = body_encoding
         body = (
             b""
             if request.method == "HEAD"
@@ -107,7 +114,7 @@ class Restconf:
         )
         headers = [("Content-Type", DATA_TYPE[encoding].value)]
         if status == HTTPStatus.METHOD_NOT_ALLOWED:
-            headers.append(("Allow", _allowed(request.path)))
+            headers.append(("Allow", allow or _allowed(request.path)))
         return HttpReply(status, tuple(headers), body)
 
     def _route(self, request: HttpRequest) -> HttpReply:
@@ -208,7 +215,11 @@ class Restconf:
         if request.method == "OPTIONS":
             return HttpReply(200, (("Allow", "OPTIONS, POST"),))
         if request.method != "POST":
-            raise protocol_error(405, "operation-not-supported", "an operation takes POST only")
+            raise RestconfError(
+                405,
+                ErrorItem(ErrorType.PROTOCOL, "operation-not-supported", "an operation takes POST"),
+                allow="OPTIONS, POST",
+            )
         parse_query(request.query, NO_PARAMS)
         node = resolved.node
         assert node is not None
@@ -279,6 +290,12 @@ def _allowed(path: str) -> str:
     if "/streams/" in path:
         return "GET"
     return READ_ONLY_METHODS
+
+
+def _body_encoding(request: HttpRequest) -> Encoding:
+    """The encoding of the request's body (XML or JSON by its Content-Type), JSON without."""
+    kind = (request.header("content-type") or "").split(";")[0].strip().lower()
+    return Encoding.XML if kind.endswith("xml") else Encoding.JSON
 
 
 def _datastore(identity: str) -> DatastoreName:

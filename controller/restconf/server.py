@@ -98,6 +98,17 @@ class ConnectionGateway(wsgi.Gateway_10):
         environ[DETACH] = self.detach
         return environ
 
+    def start_response(
+        self, status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Any:
+        """cheroot's, honouring the application's ``Connection: close``: the connection
+        ends after the response, and cheroot does not first read what is left of the body
+        (a body that did not arrive by its deadline, or one too large)."""
+        write = super().start_response(status, headers, exc_info)
+        if any(k.lower() == "connection" and v.lower() == "close" for k, v in headers):
+            self.req.close_connection = True
+        return write
+
     def detach(self, stream: Iterable[bytes]) -> None:
         """Send the response head now and give the connection to a thread of its own that
         writes ``stream`` to its end, so that no worker waits on an event stream."""

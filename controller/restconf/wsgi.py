@@ -161,7 +161,15 @@ class RestconfApp:
             if authenticated.user is None:
                 return self._refused(bare, authenticated)
             user = authenticated.user
-        body = read_body(environ, self._max_body_size)
+        try:
+            body = read_body(environ, self._max_body_size)
+        except TimeoutError:  # the gate's body deadline (DeadlineSocketIO) passed
+            LOG.info(
+                "the body of %s %s from %s did not arrive in time", bare.method, bare.path, source
+            )
+            message = "the body did not arrive in time (catsctl serve --restconf-body-timeout)"
+            item = ErrorItem(ErrorType.TRANSPORT, "operation-failed", message)
+            return _with(self._restconf.error_reply(bare, 408, (item,)), "Connection", "close")
         if body is None:
             limit = self._max_body_size
             item = ErrorItem(ErrorType.TRANSPORT, "too-big", f"the body exceeds {limit} bytes")

@@ -116,8 +116,6 @@ def parse_patch(text: str, encoding: Encoding) -> Patch:
     """Parse a YANG Patch document (RFC 8072 2.2)."""
     patch = _parse_json(text) if encoding is Encoding.JSON else _parse_xml(text)
     ids = [edit.edit_id for edit in patch.edits]
-    if not ids:
-        raise _invalid("a yang-patch holds at least one edit")
     if len(set(ids)) != len(ids):
         raise _invalid("edit-id values must be unique")
     return patch

@@ -148,6 +148,7 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     blocks = steps(out)
     assert list(blocks) == [
         "M",
+        "N",
         "A",
         "B1",
         "B2",
@@ -181,6 +182,9 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     assert "decided by objective (maximize-gas)" in blocks["D3"]
     assert "decided by tie-break (highest-gas)" in blocks["D4"]
     assert "| degraded |" in blocks["C1"]
+    # N: an agent's user cannot write the selection policy (RFC 8341, shipped policy)
+    assert "-> 403 access-denied at /ietf-cats-service-metrics:selection-policy" in blocks["N"]
+    assert "as the administrator reads it: unchanged" in blocks["N"]
     assert re.search(r"ars-3a +\| SCI-3 +\| 5\n", blocks["R"]), blocks["R"]
     for item in ("ietf-cats-service-metrics@2026-11-30", "188.3.67.4:69", "127.3.67.4:"):
         assert item in out
@@ -193,7 +197,7 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     assert "    ingress   | 10.0.0.1     | ingress | http://127.0.0.1:" in out
     assert_the_agent_session_went_as_the_draft_says(blocks)
     assert "not yet" not in out  # every stage is built, none is left out
-    assert "21/21 steps passed (all passed)" in out
+    assert "22/22 steps passed (all passed)" in out
     assert "State and logs kept" not in out  # the fresh state directory is removed
 
 

@@ -9,17 +9,28 @@ error). Latency figures are the bench's (``python -m tools.bench.attacks``), not
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import paramiko
 import pytest
 import requests
 
 from controller.netconf.framing import frame
-from tests.functional.restconf_server import ADMIN, JSON, XML, Server, admin_users
+from tests.functional.restconf_server import (
+    ADMIN,
+    JSON,
+    XML,
+    Server,
+    admin_users,
+    seeded_server,
+)
 from tools.bench import attackers
 from tools.bench.attackers import Attacker, Legit, NetconfSession, source
 
@@ -262,13 +273,17 @@ def test_reads_go_on_during_a_large_edit_and_see_the_committed_state(server: Ser
     writer = threading.Thread(target=edit)
     reader = requests.Session()
     reader.auth = ADMIN
+    started = "a large edit of about"
+    before = server.stderr().count(started)
     old_reads = 0
     writer.start()
+    wait_until("the edit to start", lambda: server.stderr().count(started) > before)
     while writer.is_alive():
         reply = reader.get(server.url("data/bench-list:bench/entry=1000000"), timeout=60)
         assert reply.status_code in (200, 404)
-        if writer.is_alive() and reply.status_code == 404:
-            old_reads += 1  # answered while the edit was in flight, from the committed state
+        # asked after the edit started, answered before it was made current: a read in flight
+        # beside it, from the committed state
+        old_reads += reply.status_code == 404
         time.sleep(0.05)
     writer.join()
     assert outcome["status"] == 204
@@ -287,3 +302,97 @@ def test_the_counters_are_operational_state(server: Server) -> None:
     assert {row["name"] for row in found["transport"]} == {"restconf", "netconf"}
     assert "discontinuity-time" in found
     assert json.dumps(found)  # RFC 7951 JSON as the YANG module says
+
+
+def _raw_request(port: int, address: str, head: bytes) -> socket.socket:
+    """A raw connection from ``address`` that has sent ``head``."""
+    sock = attackers.connect_from(address, port)
+    sock.settimeout(1.0)
+    sock.sendall(head)
+    return sock
+
+
+def _answer_or_close(sock: socket.socket, trickle: bytes = b"") -> bytes:
+    """What the server sends until it closes the connection (bounded); ``trickle`` is sent
+    between reads, as a slow client would send its body."""
+    received = b""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            if trickle:
+                with contextlib.suppress(OSError):
+                    sock.sendall(trickle)
+            continue
+        except OSError:
+            return received
+        if not chunk:
+            return received
+        received += chunk
+    raise AssertionError(f"the server never closed the connection; got {received[:200]!r}")
+
+
+def _still_open(sock: socket.socket) -> bool:
+    """Whether the server has not closed a silent connection (nothing to read yet)."""
+    sock.setblocking(False)  # noqa: FBT003
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def test_a_trickled_body_an_idle_keep_alive_and_a_crowding_source_are_cut(
+    tmp_path: Path,
+) -> None:
+    extra = (
+        *("--restconf-body-timeout", "3", "--restconf-idle-timeout", "3"),
+        *("--restconf-header-timeout", "600", "--restconf-max-connections-per-source", "8"),
+    )
+    with seeded_server(tmp_path, seed(), *extra) as own:
+        read = attackers.restconf_reader(own.session, own.url("data/bench-list:bench/entry=1"))
+        assert read() is None
+        client = Legit(read).start()
+        token = base64.b64encode(f"{ADMIN[0]}:{ADMIN[1]}".encode())
+        # a body larger than the gate's buffer, a few bytes a second: the worker reading it
+        # gives up at the body deadline (408), however steadily the bytes come
+        slow = _raw_request(
+            own.port,
+            source(50),
+            b"PUT /restconf/data/bench-list:bench HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/yang-data+json\r\n"
+            b"Authorization: Basic " + token + b"\r\nContent-Length: 1000000\r\n\r\n{",
+        )
+        with slow:
+            answer = _answer_or_close(slow, trickle=b" " * 16)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"--restconf-body-timeout" in answer
+        # a keep-alive connection that asked once and then says nothing is closed
+        idle = _raw_request(
+            own.port,
+            source(51),
+            b"GET /restconf/data/bench-list:bench/entry=1 HTTP/1.1\r\nHost: x\r\n"
+            b"Authorization: Basic " + token + b"\r\n\r\n",
+        )
+        with idle:
+            answer = _answer_or_close(idle)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        assert b"connection: close" not in answer.lower()  # kept alive, then cut when idle
+        # one address holds at most 8 connections waiting in the gate: the 9th is closed at
+        # once, the 8 stay (their head deadline is far), and other addresses are let in
+        crowd = [attackers.connect_from(source(52), own.port) for _ in range(8)]
+        try:
+            ninth = attackers.connect_from(source(52), own.port)
+            ninth.settimeout(1.0)
+            with ninth:
+                assert _answer_or_close(ninth) == b""
+            assert all(_still_open(sock) for sock in crowd)
+            assert own.request("GET", "data/bench-list:bench/entry=1").status_code == 200
+        finally:
+            for sock in crowd:
+                sock.close()
+        served(client)
+        assert own.request("GET", "data/bench-list:bench/entry=1").status_code == 200
+        assert "Traceback" not in own.stderr()

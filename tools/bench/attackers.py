@@ -202,6 +202,7 @@ class HalfOpen(Attacker):
                 self._trickle(sock)
             self.tally.add("closed by the server")
             self.tally.add("held-ms", int((time.monotonic() - began) * 1000))
+            self.tally.add("held-n")
 
     def _trickle(self, sock: socket.socket) -> None:
         sock.settimeout(1.0)
@@ -307,6 +308,7 @@ class AttributeBomb(Attacker):
                 reply = session.receive()
                 self.tally.add("too-big" if b"too-big" in reply else "other reply")
                 self.tally.add("reply-ms", int((time.monotonic() - began) * 1000))
+                self.tally.add("reply-n")
         finally:
             session.close()
 

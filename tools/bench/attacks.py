@@ -11,7 +11,8 @@ attack got (``tools.bench.attackers``):
   per second, the rest throttled); ``guessers-unthrottled`` the same with throttling off
   (``--login-free-failures`` huge), so every guess costs a check in the worker pool;
   ``ssh-guessers``: 8 over SSH;
-* ``timing``: the time of a wrong password of a real user and of an unknown user;
+* ``timing``: the time of a wrong password of a real user and of an unknown user (medians
+  of interleaved samples, on the unthrottled server);
 * ``half-open``: 100 slowloris connections (a head trickled a line a second);
 * ``tls-idle``: 20 connections to an HTTPS server that never start TLS;
 * ``streams``: 32 event streams of one read-only user;
@@ -28,6 +29,7 @@ import argparse
 import json
 import logging
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +50,7 @@ ENTRIES = 1000
 WATCHER = ("watcher", "watcher-password")
 TARGET_P99_MS = 1000.0
 START_TIMEOUT_S = 180.0
+TIMING_SAMPLES = 8  # per kind
 
 
 @dataclass
@@ -184,7 +187,15 @@ def _measure(
 
 
 def _counts(attack: Attacker) -> str:
-    return ", ".join(f"{key} {value}" for key, value in sorted(attack.tally.counts.items()))
+    """The tally; a ``*-ms`` total as the mean per event (``*-n`` of them)."""
+    counts = attack.tally.counts
+    shown = []
+    for key, value in sorted(counts.items()):
+        if key.endswith("-n"):
+            continue
+        events = counts.get(key[:-3] + "-n", 0) if key.endswith("-ms") else 0
+        shown.append(f"{key} {value / events:.0f} mean" if events else f"{key} {value}")
+    return ", ".join(shown)
 
 
 def guessers(server: Server, seconds: float, *, name: str = "guessers") -> Row:
@@ -213,14 +224,18 @@ def timing(server: Server, seconds: float) -> Row:
     """How long a wrong password of a real user and an unknown user take (fresh sources)."""
     del seconds
     found: dict[str, list[float]] = {"wrong password": [], "unknown user": []}
-    for index in range(3):
-        for offset, (label, user) in enumerate((("wrong password", USER), ("unknown user", "x"))):
+    kinds = (("wrong password", USER), ("unknown user", "x"))
+    for index in range(TIMING_SAMPLES):  # interleaved, each from a fresh source
+        for offset, (label, user) in enumerate(kinds if index % 2 else kinds[::-1]):
             session = attackers.session_from(attackers.source(40 + index * 2 + offset))
             began = time.perf_counter()
             session.get(f"{server.base}/data", auth=(user, "not-it"), timeout=60)
             found[label].append((time.perf_counter() - began) * 1000)
             session.close()
-    got = "; ".join(f"{label} {sum(v) / len(v):.0f} ms" for label, v in found.items())
+    got = "; ".join(
+        f"{label} median {statistics.median(v):.0f} ms (min {min(v):.0f}, max {max(v):.0f})"
+        for label, v in found.items()
+    )
     return Row("timing", Latencies(), None, got)
 
 
@@ -280,7 +295,7 @@ class Idle(Attacker):
 
 ATTACKS: dict[str, Callable[[Server, float], Row]] = {
     "none": _simple(lambda s: Idle(), "none", netconf=True),
-    "timing": timing,  # before the guessers: their failures throttle the bench user
+    "timing": timing,  # run on the unthrottled server (see _run)
     "guessers": guessers,
     "ssh-guessers": ssh_guessers,
     "half-open": _simple(lambda s: attackers.HalfOpen(s.port, 100), "half-open"),
@@ -335,16 +350,20 @@ def main(argv: list[str] | None = None) -> int:
 def _run(chosen: list[str], seconds: float, rows: list[Row]) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-attacks-") as temp:
         folder = Path(temp)
-        plain = [name for name in ATTACKS if name in chosen]
+        plain = [name for name in ATTACKS if name in chosen and name != "timing"]
         if plain:
             with running(folder / "plain") as server:
                 for name in plain:
                     print(f"{name}...", flush=True)
                     rows.append(ATTACKS[name](server, seconds))
-        if "unthrottled" in chosen:
+        if "unthrottled" in chosen or "timing" in chosen:
             with running(folder / "open", "--login-free-failures", "1000000000") as server:
-                print("guessers-unthrottled...", flush=True)
-                rows.append(guessers(server, seconds, name="guessers-unthrottled"))
+                if "timing" in chosen:  # unthrottled: every sample is a check
+                    print("timing...", flush=True)
+                    rows.append(timing(server, seconds))
+                if "unthrottled" in chosen:
+                    print("guessers-unthrottled...", flush=True)
+                    rows.append(guessers(server, seconds, name="guessers-unthrottled"))
         if "tls-idle" in chosen:
             with running(folder / "tls", tls=True) as server:
                 print("tls-idle...", flush=True)

@@ -18,6 +18,7 @@ with it off; the filtered whole-list read at most 2x the unfiltered one.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -26,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tools.bench import common, netconf, restconf
@@ -84,7 +85,10 @@ def policies() -> dict[str, dict[str, object]]:
     return {"off": {"enable-nacm": False}, "on": on}
 
 
-def rate(operation: Callable[[int], bool], seconds: float = 2.0) -> float:
+ROUNDS = 3
+
+
+def rate(operation: Callable[[int], bool], seconds: float = 1.5) -> float:
     """Operations per second of one client over ``seconds``."""
     done, key = 0, 11
     deadline = time.monotonic() + seconds
@@ -97,30 +101,35 @@ def rate(operation: Callable[[int], bool], seconds: float = 2.0) -> float:
     return done / (time.monotonic() - began)
 
 
+def whole_read(client: restconf.Client) -> float:
+    """Seconds to read the whole 100k-entry list over RESTCONF."""
+    began = time.perf_counter()
+    status, body = client.call("GET", f"/restconf/data/{BL}:bench")
+    elapsed = time.perf_counter() - began
+    if status != 200 or body.count(b'"id"') < SIZE - 1:  # noqa: PLR2004
+        raise SystemExit(f"the whole-list read failed: {status}")
+    return elapsed
+
+
 def measure(port: int, netconf_port: int) -> dict[str, float]:
-    """The figures of one running server."""
+    """One round of the figures of one running server."""
     client = restconf.Client(port)
     session = netconf.Session(netconf_port)
-    figures = {
-        "RESTCONF PATCH /s": rate(lambda key: restconf.patch(client, key) == 204),  # noqa: PLR2004
-        "RESTCONF GET /s": rate(lambda key: restconf.get(client, key) == 200),  # noqa: PLR2004
-        "NETCONF edit-config /s": rate(lambda key: netconf.edit_entry(session, key)),
-        "NETCONF get-config /s": rate(lambda key: netconf.get_entry(session, key)),
-    }
-    session.close()
-    reads = []
-    for _ in range(3):
-        began = time.perf_counter()
-        status, body = client.call("GET", f"/restconf/data/{BL}:bench")
-        reads.append(time.perf_counter() - began)
-        if status != 200 or body.count(b'"id"') < SIZE - 1:  # noqa: PLR2004
-            raise SystemExit(f"the whole-list read failed: {status}")
-    figures["whole-list read s"] = statistics.median(reads)
-    return figures
+    try:
+        return {
+            "RESTCONF PATCH /s": rate(lambda key: restconf.patch(client, key) == 204),  # noqa: PLR2004
+            "RESTCONF GET /s": rate(lambda key: restconf.get(client, key) == 200),  # noqa: PLR2004
+            "NETCONF edit-config /s": rate(lambda key: netconf.edit_entry(session, key)),
+            "NETCONF get-config /s": rate(lambda key: netconf.get_entry(session, key)),
+            "whole-list read s": whole_read(client),
+        }
+    finally:
+        session.close()
 
 
-def run(mode: str, nacm: dict[str, object], folder: Path) -> dict[str, float]:
-    """Seed, start, measure and stop one server."""
+@contextlib.contextmanager
+def server(mode: str, nacm: dict[str, object], folder: Path) -> Iterator[tuple[int, int]]:
+    """A seeded ``catsctl serve`` with one policy: its RESTCONF and NETCONF ports."""
     init = folder / f"init-{mode}.json"
     init.write_text(json.dumps(common.seed(SIZE, nacm)))
     port, netconf_port = common.free_port(), common.free_port()
@@ -142,17 +151,31 @@ def run(mode: str, nacm: dict[str, object], folder: Path) -> dict[str, float]:
                     if process.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit(f"catsctl serve ({mode}) did not start") from None
                     time.sleep(0.2)
-            return measure(port, netconf_port)
+            yield port, netconf_port
         finally:
             common.stop(process, timeout=60)
 
 
+def median_figures(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each figure over the rounds."""
+    return {name: statistics.median(r[name] for r in rounds) for name in rounds[0]}
+
+
 def main() -> int:
-    """Measure both policies and print the figures, ratios and verdicts."""
+    """Both servers run side by side and are measured in alternating rounds (a shared machine's
+    load then weighs on both alike); the medians, ratios and verdicts are printed."""
     print(f"NACM bench: {SIZE} entries, one client; load average {os.getloadavg()[0]:.2f}")
-    with tempfile.TemporaryDirectory(prefix="nacm-bench-") as temp:
-        results = {mode: run(mode, nacm, Path(temp)) for mode, nacm in policies().items()}
-    off, on = results["off"], results["on"]
+    rounds: dict[str, list[dict[str, float]]] = {"off": [], "on": []}
+    with tempfile.TemporaryDirectory(prefix="nacm-") as temp, contextlib.ExitStack() as stack:
+        ports = {
+            mode: stack.enter_context(server(mode, nacm, Path(temp)))
+            for mode, nacm in policies().items()
+        }
+        for _ in range(ROUNDS):
+            for mode in ("off", "on"):
+                rounds[mode].append(measure(*ports[mode]))
+    off, on = (median_figures(rounds[mode]) for mode in ("off", "on"))
+    print(f"load average after: {os.getloadavg()[0]:.2f}; medians of {ROUNDS} rounds")
     print(f"\n{'figure':<24} {'NACM off':>10} {'NACM on':>10} {'on/off':>8}")
     failed = False
     for name in off:

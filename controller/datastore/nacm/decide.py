@@ -54,7 +54,7 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
-class _Level:
+class Level:
     """What the walk knows at one data node: rules still matching, and the verdict."""
 
     alive: tuple[int, ...]  # indices of path rules whose steps so far match the ancestors
@@ -83,24 +83,44 @@ class DataDecider:
         if op == Op.EXEC:
             self._default = policy.exec_default
         self.root = tuple(range(len(self._paths)))
-        self._cache: dict[tuple[tuple[int, ...], int, frozenset[int]], _Level] = {}
+        self._cache: dict[tuple[tuple[int, ...], int, frozenset[int]], Level] = {}
+        self._pending: dict[tuple[tuple[int, ...], int], tuple[tuple[int, Step], ...]] = {}
 
     # -- one level of the walk ------------------------------------------------------------
 
-    def level(self, dnode: Node, alive_above: tuple[int, ...], depth: int) -> _Level:
+    def level(self, dnode: Node, alive_above: tuple[int, ...], depth: int) -> Level:
         """The walk's state at ``dnode`` (at ``depth``, 1 for a top-level node), given the
         path rules still matching its parent."""
         snode = dnode.schema
-        key_addr = address(snode)
-        keyed = frozenset(
-            i
-            for i in alive_above
-            if len(self._paths[i].steps or ()) >= depth
-            and self._paths[i].steps[depth - 1].schema == key_addr  # type: ignore[index]
-            and self._paths[i].steps[depth - 1].keys  # type: ignore[index]
-            and _keys_match(dnode, self._paths[i].steps[depth - 1])  # type: ignore[index]
-        )
-        cache_key = (alive_above, key_addr, keyed)
+        pending = self.pending(alive_above, snode, depth)
+        if not pending:
+            return self.keyed_level(snode, alive_above, depth, frozenset())
+        keyed = frozenset(i for i, step in pending if keys_match(dnode, step))
+        return self.keyed_level(snode, alive_above, depth, keyed)
+
+    def pending(
+        self, alive_above: tuple[int, ...], snode: Any, depth: int
+    ) -> tuple[tuple[int, Step], ...]:
+        """The path rules whose step at ``depth`` names ``snode`` with key predicates: the
+        only ones an instance's keys decide on (cached per schema transition)."""
+        key = (alive_above, address(snode))
+        found = self._pending.get(key)
+        if found is None:
+            found = tuple(
+                (i, steps[depth - 1])
+                for i in alive_above
+                if len(steps := self._paths[i].steps or ()) >= depth
+                and steps[depth - 1].schema == key[1]
+                and steps[depth - 1].keys
+            )
+            self._pending[key] = found
+        return found
+
+    def keyed_level(
+        self, snode: Any, alive_above: tuple[int, ...], depth: int, keyed: frozenset[int]
+    ) -> Level:
+        """The level of an instance of ``snode`` whose keys matched the rules ``keyed``."""
+        cache_key = (alive_above, address(snode), keyed)
         found = self._cache.get(cache_key)
         if found is None:
             found = self._cache[cache_key] = self._compute(snode, alive_above, depth, keyed)
@@ -108,7 +128,7 @@ class DataDecider:
 
     def _compute(
         self, snode: Any, alive_above: tuple[int, ...], depth: int, keyed: frozenset[int]
-    ) -> _Level:
+    ) -> Level:
         key_addr = address(snode)
         alive = []
         for i in alive_above:
@@ -128,7 +148,7 @@ class DataDecider:
             uniform = False
         if uniform and verdict.rule is None and verdict.permit:
             uniform = not (marks.deny_all_below if self._read else marks.deny_write_below)
-        return _Level(alive_now, verdict, uniform)
+        return Level(alive_now, verdict, uniform)
 
     def _first_rule(self, alive: tuple[int, ...], depth: int, module: str) -> Verdict | None:
         """RFC 8341 3.4.5 steps 6-7: the first rule that matches, in order."""
@@ -152,7 +172,7 @@ class DataDecider:
 
     # -- walks ----------------------------------------------------------------------------
 
-    def at(self, dnode: Node) -> tuple[_Level, int]:
+    def at(self, dnode: Node) -> tuple[Level, int]:
         """The walk's state at a node of a tree, from its top-level ancestor down."""
         chain = [dnode]
         while chain[-1].parent:
@@ -168,56 +188,15 @@ class DataDecider:
         """The decision on one data node."""
         return self.at(dnode)[0].verdict
 
-    def first_denied(self, dnode: Node) -> Node | None:
-        """The first node of ``dnode``'s subtree (itself included) this access is denied on,
-        or None when it may be done on the whole subtree."""
-        level, depth = self.at(dnode)
-        return self._denied_below(dnode, level, depth)
-
-    def _denied_below(self, dnode: Node, level: _Level, depth: int) -> Node | None:
-        if not level.verdict.permit:
-            return dnode
-        if level.uniform:
-            return None
-        child = nodes.lib.lyd_child(dnode)
-        while child:
-            found = self._denied_below(child, self.level(child, level.alive, depth + 1), depth + 1)
-            if found is not None:
-                return found
-            child = child.next
-        return None
-
-    def prune(self, first: Node) -> Node:
-        """Free every node of the siblings from ``first`` (top level) the user may not read
-        (RFC 8341 3.4.5 step 7: denied data is simply not returned). A list entry whose key
-        may not be read goes whole. Returns the new first sibling (NULL when none is left)."""
-        keep = [n for n in list(nodes.siblings(first)) if self._prune(n, self.root, 1)]
-        return keep[0] if keep else nodes.ffi.NULL
-
-    def prune_below(self, dnode: Node) -> bool:
-        """Prune the subtree of a node of a tree whose ancestors are kept; False (after
-        freeing it) when the node itself may not be read."""
-        level, depth = self.at(dnode)
-        return self._prune_level(dnode, level, depth)
-
-    def _prune(self, dnode: Node, alive: tuple[int, ...], depth: int) -> bool:
-        return self._prune_level(dnode, self.level(dnode, alive, depth), depth)
-
-    def _prune_level(self, dnode: Node, level: _Level, depth: int) -> bool:
-        if not level.verdict.permit:
-            nodes.lib.lyd_free_tree(dnode)
-            return False
-        if level.uniform:
-            return True
-        for child in list(nodes.children(dnode)):
-            is_key = bool(child.schema.flags & nodes.lib.LYS_KEY)
-            if not self._prune(child, level.alive, depth + 1) and is_key:
-                nodes.lib.lyd_free_tree(dnode)
-                return False
-        return True
+    def permits_below(self, level: Level, depth: int) -> bool:
+        """Whether a rule that permits may still match a descendant of a node denied itself
+        (a path rule whose steps go on below it)."""
+        return any(
+            len(self._paths[i].steps or ()) > depth and self._paths[i].permit for i in level.alive
+        )
 
 
-def _keys_match(dnode: Node, step: Step) -> bool:
+def keys_match(dnode: Node, step: Step) -> bool:
     """Whether a list entry (or leaf-list instance) has the key values of a rule step."""
     for key, value in step.keys:
         if key == ".":

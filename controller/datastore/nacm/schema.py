@@ -86,6 +86,7 @@ class SchemaMarks:
 
     def _find(self, path: str) -> Any:
         found = nodes.lib.lys_find_path(self._ctx, nodes.ffi.NULL, path.encode(), 0)
+        nodes.clean_errors(self._ctx)
         return None if found == nodes.ffi.NULL else found
 
     def own(self, snode: Any) -> tuple[bool, bool]:
@@ -185,6 +186,7 @@ def compile_path(ctx: Any, path: str) -> tuple[Step, ...] | None:
         schema_path += f"/{module}:{match.group('name')}"
         snode = nodes.lib.lys_find_path(ctx, nodes.ffi.NULL, schema_path.encode(), 0)
         if snode == nodes.ffi.NULL:
+            nodes.clean_errors(ctx)
             return None
         keys = _keys(ctx, snode, match.group("preds"))
         if keys is None:
@@ -233,6 +235,7 @@ def canonical_value(ctx: Any, snode: Any, value: str) -> str | None:
         ctx, snode, raw, len(raw), nodes.ffi.NULL, nodes.ffi.NULL, canonical
     )
     if result not in (nodes.lib.LY_SUCCESS, nodes.lib.LY_EINCOMPLETE):
+        nodes.clean_errors(ctx)  # not a valid value: the answer, not an error to report
         return None
     if canonical[0] == nodes.ffi.NULL:
         return value

@@ -129,3 +129,30 @@ def test_nacm_off_skips_per_node_work(guarded: Core) -> None:
     )
     assert not guarded.per_node
     guarded.edit(RUNNING, [Edit(EditOperation.DELETE, item_path(1))], ALICE)  # nothing checks
+
+
+def test_a_restricted_read_leaves_the_datastore_as_it_was(guarded: Core) -> None:
+    """The nodes hidden from Alice's reads are back, where they were, for everyone else."""
+    before = read_json(guarded, None)
+    for _ in range(2):
+        guarded.read(ReadRequest(RUNNING), ALICE)
+        guarded.read(ReadRequest(RUNNING, TOP), ALICE)
+        guarded.read(ReadRequest(RUNNING, DataPath(ADDR_1)), ALICE)
+    assert read_json(guarded, None) == before
+
+
+def test_hidden_entries_of_a_user_ordered_list_go_back_in_order(
+    test_schema: Schema, tmp_path: Path
+) -> None:
+    hops = [{"name": f"h{n}", "cost": n} for n in range(5)]
+    path = "/rc-test:top/hop[name='h2']"
+    rules = (nacm_rule("no-h2", "deny", access="read", path=path), nacm_rule("rest", "permit"))
+    with Core(test_schema, tmp_path / "state") as core:
+        core.edit(RUNNING, [nacm_policy("alice", *rules)], SYSTEM)
+        core.edit(RUNNING, [merge("/rc-test:top", {"hop": hops})], SYSTEM)
+        seen = json.loads(
+            core.read(ReadRequest(RUNNING, DataPath("/rc-test:top")), ALICE).document or "{}"
+        )
+        assert [h["name"] for h in seen["rc-test:top"]["hop"]] == ["h0", "h1", "h3", "h4"]
+        after = read_json(core, "/rc-test:top")
+        assert [h["name"] for h in after["rc-test:top"]["hop"]] == ["h0", "h1", "h2", "h3", "h4"]  # type: ignore[index]

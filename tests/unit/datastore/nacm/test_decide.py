@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from controller.datastore.api import SYSTEM, Principal
-from controller.datastore.nacm import Nacm, Op
+from controller.datastore.nacm import Nacm, Op, walk
 from controller.model import Encoding, Schema, nodes
 from tests.unit.datastore.conftest import TEST_YANG
 
@@ -77,7 +77,7 @@ def readable(nacm: Nacm, schema: Schema, tree: Any, principal: Principal = ALICE
     access = nacm.access(principal)
     assert access is not None
     copy = nodes.dup(tree)
-    first = access.data(Op.READ).prune(copy)
+    first = walk.prune(access.data(Op.READ), copy)
     try:
         text = nodes.print_tree(first, Encoding.JSON, nodes.lib.LYD_PRINT_WITHSIBLINGS)
         return json.loads(text or "{}")
@@ -186,7 +186,7 @@ def test_writes_follow_write_default_and_the_extensions(
     level = find(schema, tree, f"/{NT}:site/guarded/level")
     assert not access.data(Op.UPDATE).verdict(level).permit  # default-deny-write
     site = find(schema, tree, f"/{NT}:site")
-    denied = access.data(Op.DELETE).first_denied(site)
+    denied = walk.first_denied(access.data(Op.DELETE), site)
     assert denied is not None
     assert nodes.path_of(denied).endswith("secret")
 
@@ -261,3 +261,18 @@ def test_notifications(nacm: Nacm, schema: Schema) -> None:
     access = nacm.access(ALICE)
     assert access is not None
     assert not access.notification(alarm, nodes.ffi.NULL).permit
+
+
+def test_a_denied_ancestor_of_permitted_data_is_kept_as_the_way_to_it(
+    nacm: Nacm, schema: Schema, tree: Any
+) -> None:
+    """An agent may read one subtree and nothing else: the containers above it come back
+    with the permitted subtree only (and a list entry with its keys)."""
+    permit = {"name": "one-address", "path": f"/{NT}:site/device[name='b']/address"}
+    permit |= {"access-operations": "read", "action": "permit"}
+    nacm.load(policy(rules(permit, {"name": "deny-rest", "action": "deny"})))
+    assert readable(nacm, schema, tree) == {
+        f"{NT}:site": {"device": [{"name": "b", "address": "10.0.0.2"}]}
+    }
+    nacm.load(policy(rules({"name": "deny-rest", "action": "deny"})))
+    assert readable(nacm, schema, tree) == {}
