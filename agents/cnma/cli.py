@@ -18,14 +18,11 @@ if TYPE_CHECKING:
 
 
 def _connect(config: CnmaConfig) -> Transport:
-    """RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF address."""
-    if config.cps.netconf is not None:
-        from agents.common.netconf import NetconfTransport  # noqa: PLC0415 - light start-up
+    """The SDK's client: RESTCONF, or NETCONF when ``[cps] netconf`` names the C-PS's NETCONF
+    address (agents.cnma.sdk_transport)."""
+    from agents.cnma.sdk_transport import SdkTransport  # noqa: PLC0415 - light start-up
 
-        return NetconfTransport(config.cps, config.cps.netconf)
-    from agents.common.restconf import RestconfTransport  # noqa: PLC0415
-
-    return RestconfTransport(config.cps)
+    return SdkTransport(config.cps)
 
 
 def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:

@@ -1,5 +1,6 @@
 """An agent's RESTCONF client of the C-PS: one RPC per POST (RFC 8040 3.6, 4.4.2), HTTP basic
-auth; the C-NMA, the C-SMA and the agent gateway report through it.
+auth; the C-SMA and the agent gateway report through it. The C-NMA reports through the SDK
+(:mod:`agents.cnma.sdk_transport`) behind the same :class:`Transport` seam and errors.
 
 :func:`errors_of` turns an ``ietf-restconf:errors`` body into :class:`ErrorItem` values, pure;
 :class:`RestconfTransport` is the few lines that touch the socket. A refused RPC raises
