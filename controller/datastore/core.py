@@ -325,22 +325,27 @@ class Core:
         if datastore is DatastoreName.CANDIDATE:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
+        running = datastore is DatastoreName.RUNNING
         txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
+        txn.defer_sync = running
         started = time.perf_counter()
         try:
             with self._write:
-                if datastore is DatastoreName.RUNNING and size >= self.settings.shadow_nodes:
+                if running and size >= self.settings.shadow_nodes:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
+                    txn.defer_sync = False
                     revision: Revision = shadow_transaction(self, txn)
                     self.running.compact_if_due(self.settings.compact_minimum)
                 else:
                     with self._lock:
                         revision = self.transaction(txn)
+            if txn.defer_sync:
+                self.running.sync(txn.ticket)  # group commit: shared with concurrent commits
         except CatsError:
-            if datastore is DatastoreName.RUNNING:
+            if running:
                 COMMITS.labels("refused").inc()
             raise
-        if datastore is DatastoreName.RUNNING and not test_only:
+        if running and not test_only:
             COMMIT_LATENCY.observe(time.perf_counter() - started)
             COMMITS.labels("committed").inc()
         return revision
@@ -360,6 +365,8 @@ class Core:
         store = self.store(txn.datastore)
         applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
         running = store is self.running
+        if running:
+            self.validator.ready()  # indexes left from the start-up, on the tree as committed
         try:
             for edit in txn.edits:
                 applier.apply(edit)
@@ -376,7 +383,9 @@ class Core:
             )
             if txn.test_only:
                 raise _TestOnlyError
-            store.persist(txn.edits)  # durable before any hook acts on it
+            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
+            # sync returns, after the locks are released (group commit)
+            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
             if running:
                 self._run_hooks(store, change)
             if running and self.history is not None:  # durable: keep how to undo it

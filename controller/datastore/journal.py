@@ -3,7 +3,12 @@
 * The snapshot (:mod:`.snapshot`) is the whole tree under a checksummed header, replaced
   atomically (temp file, fsync, rename, fsync of the folder).
 * Each committed transaction is appended to the journal as one frame and fsynced before the
-  edit is acknowledged. A frame is a 16-byte header, ``magic`` (4 bytes), ``length`` and the
+  edit is acknowledged. Commits made at the same time share one fsync (group commit): a
+  commit writes its frame under the core's lock and gets a :class:`Ticket`; after the lock is
+  released it waits in :meth:`Journal.sync` until an fsync that started after its write has
+  returned. One waiter (the leader) runs the fsync for everyone written so far while the next
+  commits are applied, so N sessions pay about one fsync per round instead of N.
+  A frame is a 16-byte header, ``magic`` (4 bytes), ``length`` and the
   CRC-32 of the record (4 bytes each, big endian) and the CRC-32 of those 12 bytes, followed by
   the record (JSON). The header's own checksum means a damaged length is found as damage
   instead of being read as a record cut short.
@@ -26,6 +31,7 @@ import json
 import logging
 import os
 import struct
+import threading
 import time
 import zlib
 from dataclasses import dataclass
@@ -175,6 +181,20 @@ class Loaded:
     legacy: bool = False  # written by an older version: rewrite it (compaction)
 
 
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """Where a written frame ends, in which epoch (an epoch ends when the journal is cut back
+    or emptied, which leaves everything before it durable)."""
+
+    epoch: int
+    end: int
+
+
+class JournalBrokenError(OSError):
+    """An fsync of the journal failed after its frames were applied: nothing later is durable
+    (the kernel may have dropped the pages), so every later write is refused until restart."""
+
+
 class Journal:
     """The snapshot and journal files of one datastore in the state directory."""
 
@@ -188,6 +208,13 @@ class Journal:
         self._last: int | None = None  # where the last appended frame starts
         self.journal_bytes = 0
         self.snapshot_bytes = 0
+        # group commit: what is durable, who is syncing, and the epoch of the offsets
+        self._synced_cv = threading.Condition(threading.Lock())
+        self._synced = 0
+        self._epoch = 0
+        self._syncing = False
+        self._broken: str | None = None
+        self.fsyncs = 0  # how many fsyncs commits ran (group commit shares them)
 
     def load(self) -> Loaded:
         """Read the snapshot and the intact journal records after it; drop a torn tail.
@@ -234,24 +261,105 @@ class Journal:
         record, so that nothing of the failed commit stays; if even that fails, every later
         append first retries it and fails until it succeeds.
         """
-        if self._handle is None:
-            self._handle = self.journal_path.open("ab", buffering=0)  # no stale buffer
-        if self._end is None:
-            self._end = self._handle.seek(0, os.SEEK_END)
-        if self._handle.seek(0, os.SEEK_END) != self._end:
-            self._cut_back(self._handle, self._end)
-        data = frame(record)
+        ticket = self.write(record)
         started = time.perf_counter()
         try:
-            self._disk.write(self._handle, data)
-            self._disk.sync(self._handle)
+            self._disk.sync(self._handle_or_open())
             JOURNAL_FSYNC.observe(time.perf_counter() - started)
         except OSError:
+            self.retract()
+            raise
+        self._durable(ticket)
+
+    def write(self, record: dict[str, object]) -> Ticket:
+        """Write one record without fsync (the caller holds the core's lock); the commit is
+        durable once :meth:`sync` of the ticket returns.
+
+        On a failed write the journal is cut back to its last intact record (which also
+        makes every earlier record durable) and the error raised.
+        """
+        if self._broken is not None:
+            raise JournalBrokenError(self._broken)
+        handle = self._handle_or_open()
+        if self._end is None:
+            self._end = handle.seek(0, os.SEEK_END)
+        if handle.seek(0, os.SEEK_END) != self._end:
+            self._cut_back(handle, self._end)
+            self._new_epoch()
+        data = frame(record)
+        try:
+            self._disk.write(handle, data)
+        except OSError:
             with contextlib.suppress(OSError):
-                self._cut_back(self._handle, self._end)
+                self._cut_back(handle, self._end)
+                self._new_epoch()
             raise
         self._last, self._end = self._end, self._end + len(data)
         self.journal_bytes = self._end
+        return Ticket(self._epoch, self._end)
+
+    def sync(self, ticket: Ticket) -> None:
+        """Return once the frame of ``ticket`` is durable; run the fsync if nobody is.
+
+        Called without the core's lock, so that the commits after this one are applied and
+        written while it syncs, and share the next fsync.
+
+        Raises:
+            JournalBrokenError: the fsync failed (for this and every later commit).
+        """
+        with self._synced_cv:
+            while True:
+                if self._covered(ticket):
+                    return
+                if self._broken is not None:
+                    raise JournalBrokenError(self._broken)
+                if not self._syncing:
+                    break
+                self._synced_cv.wait()
+            self._syncing = True
+            epoch, target, handle = self._epoch, self._end or 0, self._handle
+        started = time.perf_counter()
+        try:
+            if handle is not None:
+                self._disk.sync(handle)
+                JOURNAL_FSYNC.observe(time.perf_counter() - started)
+            failure = None
+        except OSError as exc:
+            failure = exc
+        with self._synced_cv:
+            self._syncing = False
+            self.fsyncs += 1
+            if failure is not None:
+                self._broken = (
+                    f"journal {self.journal_path}: fsync failed ({failure}); the commits since "
+                    "the last durable one may be lost: restart the server"
+                )
+                LOG.critical("%s", self._broken)
+            elif epoch == self._epoch:
+                self._synced = max(self._synced, target)
+            self._synced_cv.notify_all()
+            if failure is not None:
+                raise JournalBrokenError(self._broken) from failure
+
+    def _covered(self, ticket: Ticket) -> bool:
+        return ticket.epoch < self._epoch or self._synced >= ticket.end
+
+    def _durable(self, ticket: Ticket) -> None:
+        with self._synced_cv:
+            if ticket.epoch == self._epoch:
+                self._synced = max(self._synced, ticket.end)
+
+    def _new_epoch(self) -> None:
+        """After a cut back (fsynced) or a new snapshot: all before is durable."""
+        with self._synced_cv:
+            self._epoch += 1
+            self._synced = 0
+            self._synced_cv.notify_all()
+
+    def _handle_or_open(self) -> IO[bytes]:
+        if self._handle is None:
+            self._handle = self.journal_path.open("ab", buffering=0)  # no stale buffer
+        return self._handle
 
     def retract(self) -> None:
         """Cut off the record the last :meth:`append` wrote (nothing acknowledged it yet)."""
@@ -261,6 +369,7 @@ class Journal:
         self.journal_bytes = self._end
         try:
             self._cut_back(self._handle, self._end)
+            self._new_epoch()
         except OSError as exc:  # the next append cuts it before it writes
             LOG.error("journal %s: cannot take back a refused commit: %s", self.journal_path, exc)
 
@@ -274,11 +383,15 @@ class Journal:
         data = snapshot.encode(document, txid, time)
         write_atomically(self.snapshot_path, data, self._disk)
         self.snapshot_bytes = len(data)
-        self.close()
+        with self._synced_cv:  # a leader's fsync must not meet a closed handle
+            while self._syncing:
+                self._synced_cv.wait()
+            self.close()
         with self.journal_path.open("wb") as handle:
             os.fsync(handle.fileno())
         self._end = self.journal_bytes = 0
         self._last = None
+        self._new_epoch()  # the snapshot holds every commit written so far
 
     def due(self, minimum: int) -> bool:
         """Whether the journal has outgrown the snapshot (compaction is then amortised O(1))."""

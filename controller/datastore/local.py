@@ -51,7 +51,8 @@ class LocalValidation:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.plan = plan(ctx)
-        self.indexes = Indexes(ctx, self.plan.units)
+        self._indexes = Indexes(ctx, self.plan.units)
+        self._unbuilt: ConfigStore | None = None  # indexes left to build from this store
         self._local = 0
         self._full = 0
         self._pending: dict[DataPath, Row | None] | None = None
@@ -61,9 +62,22 @@ class LocalValidation:
         """Counts so far."""
         return ValidationStats(self._local, self._full)
 
+    @property
+    def indexes(self) -> Indexes:
+        """The indexes of running (built here if :meth:`rebuild` left them to be built)."""
+        self.ready()
+        return self._indexes
+
     def rebuild(self, store: ConfigStore) -> None:
-        """Index every unit entry of the tree."""
-        self.indexes.rebuild(store.first[0])
+        """Index every unit entry of the tree, lazily: at the next :meth:`ready` (a start-up
+        serves reads without waiting for indexes only edits need)."""
+        self._unbuilt = store
+
+    def ready(self) -> None:
+        """Build the indexes :meth:`rebuild` left (before a transaction changes the tree)."""
+        if self._unbuilt is not None:
+            store, self._unbuilt = self._unbuilt, None
+            self._indexes.rebuild(store.first[0])
 
     def prepared(self, store: ConfigStore) -> object:
         """New indexes of every unit entry of ``store``'s tree."""
@@ -74,7 +88,7 @@ class LocalValidation:
     def install(self, prepared: object) -> None:
         """Make indexes :meth:`prepared` made the current ones."""
         assert isinstance(prepared, Indexes)
-        self.indexes = prepared
+        self._indexes, self._unbuilt = prepared, None
         self._full += 1
 
     def touched(self, applied: Sequence[Applied]) -> list[Touched] | None:
@@ -223,7 +237,7 @@ class LocalValidation:
     def settle(self, *, committed: bool) -> None:
         """Apply the overlay to the indexes (or drop it)."""
         if committed and self._rebuild is not None:
-            self.indexes.rebuild(self._rebuild.first[0])
+            self._unbuilt = self._rebuild  # built when the next transaction needs them
         elif committed and self._pending:
             self.indexes.apply(self._pending)
         self._pending = None

@@ -20,7 +20,7 @@ from controller.datastore.access import Guard
 from controller.datastore.api import DatastoreName, Edit, EditOperation, InsertWhere
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.files import REAL_DISK, Disk
-from controller.datastore.journal import Journal
+from controller.datastore.journal import Journal, Ticket
 from controller.datastore.revisions import Revisions
 from controller.datastore.transaction import Applier
 from controller.datastore.tree import Tree
@@ -136,23 +136,48 @@ class ConfigStore:
         finally:
             self.tree.invalidate()  # libyang may have added defaults or dropped cases
 
-    def persist(self, edits: Sequence[Edit]) -> None:
+    def persist(self, edits: Sequence[Edit], *, defer: bool = False) -> Ticket | None:
         """Make a commit durable before it is acknowledged (running: a journal record; any
-        other datastore: a new snapshot). On failure nothing of it is left on disk."""
+        other datastore: a new snapshot). On failure nothing of it is left on disk.
+
+        With ``defer`` (running only) the record is written but not fsynced: the returned
+        ticket must go to :meth:`sync` before the commit is acknowledged (group commit).
+        """
         if self.journal is None:
             self.txid += 1
-            return
+            return None
         now = datetime.now(UTC).isoformat()
         if self.name is not DatastoreName.RUNNING:
             self.write_snapshot(self.txid + 1, now)
             self.txid += 1
-            return
+            return None
         record = {"txid": self.txid + 1, "time": now, "edits": [edit_record(e) for e in edits]}
+        ticket = None
         try:
-            self.journal.append(record)
+            if defer:
+                ticket = self.journal.write(record)
+            else:
+                self.journal.append(record)
         except OSError as exc:
             raise refuse("operation-failed", f"cannot persist the commit: {exc}") from exc
         self.txid += 1
+        return ticket
+
+    def sync(self, ticket: Ticket | None) -> None:
+        """Wait until the commit of ``ticket`` is durable (without the core's lock).
+
+        Raises:
+            DatastoreError: the fsync failed: the commit is applied but may not survive a
+                crash, and the server refuses every later commit until it is restarted.
+        """
+        if self.journal is None or ticket is None:
+            return
+        try:
+            self.journal.sync(ticket)
+        except OSError as exc:
+            raise refuse(
+                "operation-failed", f"the commit is applied but not durable: {exc}"
+            ) from exc
 
     def retract(self) -> None:
         """Take back the last :meth:`persist` of running (a commit hook refused the commit)."""

@@ -26,6 +26,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.indexes import descendants
+from controller.datastore.journal import Ticket
 from controller.datastore.tree import Tree
 from controller.datastore.undo import UndoKind, UndoLog, UndoRecord, next_sibling_path
 from controller.errors import CatsError, ErrorItem
@@ -49,6 +50,10 @@ class Txn:
     session: str | None
     edits: list[Edit] = field(default_factory=list)
     test_only: bool = False
+    #: Set by a commit of running whose journal fsync is left to the caller (group commit):
+    #: it must call ``ConfigStore.sync(ticket)`` before it acknowledges the edit.
+    defer_sync: bool = False
+    ticket: Ticket | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,10 @@ class Validator(Protocol):
         """The transaction was committed or rolled back: keep or drop pending index changes."""
         ...
 
+    def ready(self) -> None:
+        """Build what :meth:`rebuild` left to build, before a transaction changes the tree."""
+        ...
+
     def rebuild(self, store: ConfigStore) -> None:
         """Recompute whatever is derived from the tree (after a load or a whole replace)."""
         ...
@@ -85,6 +89,9 @@ class FullValidation:
     def rebuild(self, store: ConfigStore) -> None:
         """Nothing is derived from the tree."""
         del store
+
+    def ready(self) -> None:
+        """Nothing is derived from the tree."""
 
     def stats(self) -> ValidationStats:
         """Every transaction was a full validation."""

@@ -31,7 +31,7 @@ from controller.netconf.messages import BASE_NS, NC, parse_output
 from controller.netconf.monitoring import MONITORING_NS, SchemaSources
 from controller.netconf.nmda import NMDA_NS, Nmda
 from controller.netconf.notifications import NOTIFICATION_NS, SubscriptionRequest
-from controller.netconf.outcome import Caller, Outcome, child_text, with_defaults_of
+from controller.netconf.outcome import Caller, Outcome, child_text, raw_data, with_defaults_of
 from controller.netconf.reads import Reads, parse_filter
 from controller.netconf.sessions import Registry
 from controller.types import DataPath, Element
@@ -139,24 +139,33 @@ class Operations:
     # ---------------------------------------------------------------- reads
 
     def _get(self, caller: Caller, operation: Element) -> Outcome:
-        data = self._reads.read(
-            DatastoreName.OPERATIONAL,
-            caller.principal,
-            content=Content.ALL,
-            filter_=parse_filter(operation.find(NC + "filter")),
-            with_defaults=with_defaults_of(operation),
-        )
-        return Outcome((_data(data),))
+        return self._read(caller, operation, DatastoreName.OPERATIONAL, Content.ALL)
 
     def _get_config(self, caller: Caller, operation: Element) -> Outcome:
-        data = self._reads.read(
-            datastore_of(operation, "source"),
+        return self._read(caller, operation, datastore_of(operation, "source"), Content.CONFIG)
+
+    def _read(
+        self, caller: Caller, operation: Element, datastore: DatastoreName, content: Content
+    ) -> Outcome:
+        filter_ = parse_filter(operation.find(NC + "filter"))
+        with_defaults = with_defaults_of(operation)
+        raw = self._reads.read_raw(
+            datastore,
             caller.principal,
-            content=Content.CONFIG,
-            filter_=parse_filter(operation.find(NC + "filter")),
-            with_defaults=with_defaults_of(operation),
+            content=content,
+            filter_=filter_,
+            with_defaults=with_defaults,
         )
-        return Outcome((_data(data),))
+        if raw is not None:  # spliced into the reply as printed (no parse, no re-serialize)
+            return raw_data(raw)
+        elements = self._reads.read(
+            datastore,
+            caller.principal,
+            content=content,
+            filter_=filter_,
+            with_defaults=with_defaults,
+        )
+        return Outcome((_data(elements),))
 
     # ---------------------------------------------------------------- edits
 

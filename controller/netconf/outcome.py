@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lxml import etree
+
 from controller.datastore.api import Principal, WithDefaults
 from controller.netconf.confirmed import Actor
 from controller.netconf.errors import bad_element
@@ -40,10 +42,32 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What an operation answers: reply children (``<ok/>`` when none); whether to close."""
+    """What an operation answers: reply children (``<ok/>`` when none); whether to close;
+    ``raw``: printed XML that replaces :data:`RAW_MARK` in the serialized reply (a read's
+    data as the core printed it, never parsed)."""
 
     children: tuple[Element, ...] = ()
     close: bool = False
+    raw: str | None = None
+
+    def serialize(self, reply: bytes) -> bytes:
+        """The serialized reply with ``raw`` in place of its mark."""
+        if self.raw is None:
+            return reply
+        return reply.replace(RAW_MARK, self.raw.encode(), 1)
+
+
+#: Where raw data goes in a reply: a processing instruction (as lxml prints it), which no
+#: attribute value or text can hold as such (lxml escapes ``<`` there).
+RAW_PI = "cats-raw-data"
+RAW_MARK = bytes(etree.tostring(etree.ProcessingInstruction(RAW_PI)))
+
+
+def raw_data(document: str) -> Outcome:
+    """A reply whose ``<data>`` is ``document`` as printed (RFC 6241 7.1)."""
+    data = etree.Element(f"{{{BASE_NS}}}data", nsmap={None: BASE_NS})
+    data.append(etree.ProcessingInstruction(RAW_PI))
+    return Outcome((data,), raw=document)
 
 
 def child_text(parent: Element, name: str, namespace: str = BASE_NS) -> str | None:

@@ -5,6 +5,11 @@ what the filter can select is read: each top-level container it names alone, and
 data path :mod:`controller.netconf.narrow` finds (one list entry by its keys, say), wrapped in
 its ancestors before the whole filter is applied. An XPath filter (RFC 6241 8.9) is handed to
 the core with its XML prefixes rewritten to module names.
+
+A read that needs no work on elements (no filter, or a subtree filter of selection nodes
+naming whole top-level containers, RFC 6241 6.2.4) is answered with the core's printed text
+as it is (:meth:`Reads.read_raw`), spliced into the reply without parsing and serializing
+it again: a full read of 100k list entries is then libyang's printing and the transport.
 """
 
 from __future__ import annotations
@@ -163,6 +168,51 @@ class Reads:
         for top, selectors in groups:
             data += self._filtered(base, principal, top, selectors)
         return data
+
+    def read_raw(
+        self,
+        datastore: DatastoreName,
+        principal: Principal,
+        *,
+        content: Content,
+        filter_: Filter | None = None,
+        with_defaults: WithDefaults | None = None,
+    ) -> str | None:
+        """The reply's data as the core printed it, when the read needs no work on elements:
+        no filter, or only selection nodes of top-level containers (each read whole, in the
+        filter's order). None when it does (:meth:`read` then)."""
+        if with_defaults is WithDefaults.REPORT_ALL_TAGGED:
+            return None  # the default attribute is renamed (RFC 6243 6)
+        base = ReadRequest(
+            datastore, None, Encoding.XML, content=content, with_defaults=with_defaults
+        )
+        if filter_ is None:
+            return self._core.read(base, principal).document or ""
+        if filter_.subtree is None or not filter_.subtree:
+            return None
+        paths = self._whole_containers(filter_.subtree)
+        if paths is None:
+            return None
+        return "".join(
+            self._core.read(replace(base, path=path), principal).document or "" for path in paths
+        )
+
+    def _whole_containers(self, selectors: tuple[Element, ...]) -> list[DataPath] | None:
+        """The top-level containers selection nodes name (RFC 6241 6.2.4), in order; None
+        when a filter node is anything else."""
+        paths: list[DataPath] = []
+        for selector in selectors:
+            qname = etree.QName(selector)
+            if len(selector) or selector.attrib or (selector.text or "").strip():
+                return None  # not a selection node
+            module = self._lookup.module_of(qname.namespace or "")
+            node = self._lookup.child(None, module, qname.localname) if module else None
+            if module is None or (node is not None and node.kind is not NodeKind.CONTAINER):
+                return None
+            path = DataPath(f"/{node.qualified_name}") if node is not None else None
+            if path is not None and path not in paths:  # no node: it selects nothing
+                paths.append(path)
+        return paths
 
     def _top_groups(
         self, selectors: tuple[Element, ...]

@@ -228,7 +228,7 @@ class NetconfSession:
             return False
         NETCONF_LATENCY.labels(label).observe(time.perf_counter() - started)
         NETCONF_RPCS.labels(label, "ok").inc()
-        self._send(to_bytes(reply(rpc.attributes, outcome.children)))
+        self._send(outcome.serialize(to_bytes(reply(rpc.attributes, outcome.children))))
         self._start_notifications()
         return outcome.close
 

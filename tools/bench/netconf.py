@@ -37,9 +37,11 @@ HELLO = (
 class Session:
     """One NETCONF session on paramiko: hello, then one rpc at a time."""
 
-    def __init__(self, port: int) -> None:
-        self.transport = paramiko.Transport(socket.create_connection(("127.0.0.1", port), 30))
-        self.transport.connect(username=USER, password=PASSWORD)
+    def __init__(
+        self, port: int, host: str = "127.0.0.1", user: str = USER, password: str = PASSWORD
+    ) -> None:
+        self.transport = paramiko.Transport(socket.create_connection((host, port), 30))
+        self.transport.connect(username=user, password=password)
         self.channel = self.transport.open_session()
         self.channel.settimeout(60)
         self.channel.invoke_subsystem("netconf")

@@ -7,8 +7,8 @@ from lxml import etree
 
 from controller.datastore.api import Principal, WithDefaults
 from controller.errors import CatsError
-from controller.netconf.messages import BASE_NS
-from controller.netconf.outcome import Caller, Outcome, child_text, with_defaults_of
+from controller.netconf.messages import BASE_NS, reply, to_bytes
+from controller.netconf.outcome import Caller, Outcome, child_text, raw_data, with_defaults_of
 from controller.netconf.reads import WD_NS
 from controller.types import Element
 
@@ -45,3 +45,17 @@ def test_a_bad_with_defaults_names_the_element() -> None:
         with_defaults_of(_operation("<wd:with-defaults>all</wd:with-defaults>"))
     (item,) = raised.value.items
     assert (item.tag, item.info) == ("invalid-value", (("bad-element", "with-defaults"),))
+
+
+def test_raw_data_is_spliced_into_the_serialized_reply_as_printed() -> None:
+    printed = '<top xmlns="urn:example:t"><name>a &lt; b</name></top><other xmlns="urn:o"/>'
+    outcome = raw_data(printed)
+    attributes = [("message-id", '7 "<?cats-raw-data ?>"')]  # the mark, escaped in a value
+    message = outcome.serialize(to_bytes(reply(attributes, outcome.children)))
+    root = etree.fromstring(message)
+    assert root.get("message-id") == '7 "<?cats-raw-data ?>"'
+    (data,) = root
+    assert data.tag == f"{{{BASE_NS}}}data"
+    assert [etree.QName(child).localname for child in data] == ["top", "other"]
+    assert data[0][0].text == "a < b"
+    assert b"cats-raw-data ?></data>" not in message

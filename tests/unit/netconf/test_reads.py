@@ -252,3 +252,48 @@ def test_key_values_need_every_key_once(resolver: PathResolver) -> None:
     assert key_values(entry, link) is None
     (entry,) = selectors(f'<link xmlns="{RC}"><to> b </to><from>a</from></link>')
     assert key_values(entry, link) == ("a", "b")
+
+
+RAW_FILTERS = {
+    "no filter": None,
+    "one container": rc(""),
+    "two modules": rc("") + f'<top xmlns="{CT}"/>',
+    "a container twice": rc("") + rc(""),
+    "unknown node": f'<nothing xmlns="{RC}"/>' + rc(""),
+}
+
+
+@pytest.mark.parametrize("body", RAW_FILTERS.values(), ids=RAW_FILTERS.keys())
+@pytest.mark.parametrize("with_defaults", [None, WithDefaults.REPORT_ALL, WithDefaults.TRIM])
+@pytest.mark.parametrize("datastore", [RUNNING, DatastoreName.OPERATIONAL])
+def test_raw_reads_return_what_element_reads_do(
+    core: Core,
+    resolver: PathResolver,
+    body: str | None,
+    with_defaults: WithDefaults | None,
+    datastore: DatastoreName,
+) -> None:
+    """Whole containers are answered with the core's text unparsed: the same elements."""
+    content = Content.ALL if datastore is DatastoreName.OPERATIONAL else Content.CONFIG
+    filter_ = None if body is None else Filter(subtree=selectors(body))
+    reads = Reads(core, resolver)
+    options: dict[str, Any] = {"content": content, "filter_": filter_}
+    raw = reads.read_raw(datastore, SYSTEM, with_defaults=with_defaults, **options)
+    assert raw is not None
+    elements = reads.read(datastore, SYSTEM, with_defaults=with_defaults, **options)
+    assert elements, "the case reads something"
+    parsed = list(etree.fromstring(f"<data>{raw}</data>"))
+    assert serialized(parsed) == serialized(elements)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [rc("<hop/>"), f'<top xmlns="{RC}" xmlns:o="urn:o" o:a="1"/>', "<top/>", rc("r1")],
+    ids=["containment", "attribute", "namespace-less", "content"],
+)
+def test_raw_reads_leave_real_filters_to_elements(
+    resolver: PathResolver, core: Core, body: str
+) -> None:
+    filter_ = Filter(subtree=selectors(body))
+    raw = Reads(core, resolver).read_raw(RUNNING, SYSTEM, content=Content.CONFIG, filter_=filter_)
+    assert raw is None
