@@ -41,7 +41,7 @@ class RestconfTransport:
         self._session = requests.Session()
         self._session.auth = auth
         self._session.cert = cert
-        self._session.verify = verify
+        self._verify = verify  # per request: a session's verify loses to REQUESTS_CA_BUNDLE
         self._session.headers.update({"Accept": YANG_JSON, "Content-Type": YANG_JSON})
 
     def _send(self, method: str, path: str, body: Json | None = None, **params: str) -> Any:
@@ -49,7 +49,12 @@ class RestconfTransport:
         data = json.dumps(body) if body is not None else None
         try:
             reply = self._session.request(
-                method, url, data=data, params=params or None, timeout=self._timeout
+                method,
+                url,
+                data=data,
+                params=params or None,
+                timeout=self._timeout,
+                verify=self._verify,
             )
         except requests.RequestException as exc:
             raise unreachable(url, exc) from exc

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from controller.sdk import Controller, SdkError
 from tests.functional.restconf_server import ADMIN, admin_users, running_server, write_init
 from tools.bench.attackers import HalfOpen
 
@@ -76,3 +77,24 @@ def test_idle_connections_that_never_start_tls_stall_nobody(tmp_path: Path) -> N
                 time.sleep(0.1)
         finally:
             idle.stop()
+
+
+def test_the_sdk_verifies_with_its_own_ca_whatever_the_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Controller.restconf(verify=CA)`` checks the server with CA even when
+    REQUESTS_CA_BUNDLE names another bundle (a requests session's own verify loses to it)."""
+    cert, key = make_cert(tmp_path, "server")
+    other, _ = make_cert(tmp_path, "other")
+    init = write_init(tmp_path, admin_users())
+    extra = ("--tls-cert", str(cert), "--tls-key", str(key))
+    with running_server(tmp_path / "state", init, *extra, scheme="https") as server:
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(other))
+        url = server.url("/restconf")
+        with Controller.restconf(url, *ADMIN, verify=str(cert)) as cps:
+            assert cps.computing_service_table() is not None
+        with (
+            Controller.restconf(url, *ADMIN, verify=str(other)) as wrong,
+            pytest.raises(SdkError),
+        ):
+            wrong.computing_service_table()
