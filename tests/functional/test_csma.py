@@ -354,15 +354,19 @@ def test_a_quiet_site_sends_heartbeats_and_no_more(bed: Bed) -> None:
 
     first, second = wait_for("reports that each refresh the one entry", heartbeats, timeout=60)
     assert int(second["reports-accepted"]) - int(first["reports-accepted"]) >= QUIET_REPORTS
-    assert int(second["refused-sequence"]) == 0
+    # none refused meanwhile (one refused earlier is a report that outlived its client's timeout
+    # on a loaded machine and arrived after its successor: the C-PS refuses it, as it must)
+    assert int(second["refused-sequence"]) == int(first["refused-sequence"])
 
 
 def test_a_restarted_csma_resumes_with_a_higher_sequence_number(bed: Bed) -> None:
-    last = int(bed.sender()["last-sequence"])
+    before = bed.sender()
+    last = int(before["last-sequence"])
     bed.csma.stop()
     bed.csma.start()
     wait_for("a new report", lambda: int(bed.sender()["last-sequence"]) > last)
-    assert int(bed.sender()["counters"]["refused-sequence"]) == 0
+    refused = int(bed.sender()["counters"]["refused-sequence"])
+    assert refused == int(before["counters"]["refused-sequence"])  # none since the restart
     bed.entry(lambda e: e["gas"] == gas(10))  # the SCI found the C-SMA again
 
 

@@ -306,13 +306,21 @@ def test_entries_age_out_without_refresh(server: Server) -> None:
         seen=lambda: cst(server)["10.5.5.5:1"],
     )
     assert (row["aged-out"], row["gas"], row["reported-gas"]) == (True, 0, 70)
-    changes = [
-        n["change"]
-        for n in notifications(server, since, "cst-entry-changed")
-        if n["csci-id"] == "10.5.5.5:1"
-    ]
-    assert changes == ["added", "aged-out"]
-    paths = notifications(server, since, "nst-entry-changed")
+
+    def changes() -> list[str]:
+        found = notifications(server, since, "cst-entry-changed")
+        return [n["change"] for n in found if n["csci-id"] == "10.5.5.5:1"]
+
+    # the notification follows the state it announces (published once the sweep's lock is
+    # released): wait for it rather than read the log at once
+    wait_until("the aged-out notification", lambda: len(changes()) >= 2, timeout=WAIT_S)
+    assert changes() == ["added", "aged-out"]
+    stale = "the stale notification"
+    paths = wait_until(
+        stale,
+        lambda: (p := notifications(server, since, "nst-entry-changed"))[1:] and p,
+        timeout=WAIT_S,
+    )
     assert paths == [
         {"ingress": "10.0.0.9", "egress": "10.5.5.5", "change": "added", "network-delay": "1.5"},
         {"ingress": "10.0.0.9", "egress": "10.5.5.5", "change": "stale", "network-delay": "1.5"},
