@@ -190,7 +190,7 @@ def _steered(
         note = f"    the steering moved while the requests went through (try {attempt})"
         change = (note.strip(), time.monotonic())
     margin = expected.margin_ms
-    if margin is not None and 0 <= margin < NOISE_MS:
+    if margin is not None and margin < NOISE_MS:  # inside the noise, or contradicted
         found = _steered_once(run, step, expected, change, one_by_one=True)
         if found is not None:
             return found

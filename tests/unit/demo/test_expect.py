@@ -156,8 +156,39 @@ def test_a_margin_the_scenario_contradicts_or_beyond_the_noise_is_checked_as_the
             candidate(THREE, "17.312", "6", "23.312", 2),
         ],
     )
-    for margin in (Decimal(-1), NOISE_MS, Decimal(24)):
+    for margin in (NOISE_MS, Decimal(24)):
         expected = Expectation(winner=THREE, feasible=(ONE, THREE), margin_ms=margin)
         problems, note = judge(Decision.from_json(inverted), expected)
         assert note is None
         assert problems == (f"selected CSCI-ID is {ONE}, expected {THREE}",)
+
+
+def test_a_margin_the_scenario_contradicts_fails_whatever_the_noise_made_the_cps_choose() -> (
+    None
+):
+    expected = Expectation(winner=THREE, feasible=(ONE, THREE), margin_ms=Decimal(-1))
+    contradiction = (
+        "the scenario's numbers do not give the draft's outcome: by the draft's TSTs "
+        "SCI-3 is 1 ms behind"
+    )
+    inverted = reply(
+        **{"csci-id": ONE, "total-service-time": "22.670"},
+        candidate=[
+            candidate(ONE, "14.670", "8", "22.670", 1),
+            candidate(THREE, "17.312", "6", "23.312", 2),
+        ],
+    )
+    labels = {ONE: "SCI-1", THREE: "SCI-3"}
+    for decided in (reply(), inverted):  # the draft's winner chosen, or the other one
+        problems, note = judge(Decision.from_json(decided), expected, labels)
+        assert (problems, note) == ((contradiction,), None)
+    wrong = reply(
+        **{"csci-id": ONE, "total-service-time": "24.000"},
+        candidate=[
+            candidate(ONE, "16.000", "8", "24.000", 1),
+            candidate(THREE, "17.312", "6", "23.312", 2),
+        ],
+    )
+    problems, _ = judge(Decision.from_json(wrong), expected, labels)
+    assert problems[0] == contradiction
+    assert any("though its record shows" in p for p in problems[1:])
