@@ -19,7 +19,7 @@ from typing import Any
 from controller.audit import Event, HistoryStore
 from controller.audit import current as current_request
 from controller.audit import record as audit
-from controller.datastore import changes, operational, reads, review, rpc
+from controller.datastore import changes, operational, reads, review, rpc, snapshot
 from controller.datastore.access import Guard
 from controller.datastore.api import (
     SYSTEM,
@@ -61,7 +61,7 @@ from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
-from controller.model import nodes
+from controller.model import native, nodes
 from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.observability.metrics import COMMIT_LATENCY, COMMITS
@@ -89,6 +89,7 @@ class CoreSettings:
     subscriptions_per_user: int = DEFAULT_PER_USER  # event streams, NETCONF subscriptions
     max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
     shadow_nodes: int = SHADOW_NODES  # from this size an edit of running works on a copy
+    compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
 
 
 class Core:
@@ -132,8 +133,10 @@ class Core:
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder, disk = state_dir, self.settings.disk
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk)
-        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
+        schema_id = snapshot.fingerprint(records, native.library_file())
+        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk, schema_id)
+        self._startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk, schema_id)
+        self._startup_copied = True  # False: startup is running as loaded, not copied yet
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
         self._datastores = DatastoreOperations(
@@ -146,11 +149,28 @@ class Core:
         self.history = HistoryRecorder(store) if store is not None else None
         with self._lock:
             self.running.load()
-            if not self.startup.load():
-                self.startup.replace_tree(self.running.copy_tree())
+            # no startup of its own: a copy of running as loaded, taken when first needed
+            self._startup_copied = self._startup.load()
             self.validator.rebuild(self.running)
             self.authorization.reload(self.running.first[0])
         self.authorization.watch_accounts(self._end_streams_of_deleted)
+
+    @property
+    def startup(self) -> ConfigStore:
+        """The startup datastore; without one of its own, the copy of running as loaded,
+        taken at the first use or before running first changes (:meth:`running_changes`)."""
+        if not self._startup_copied:
+            with self._lock:
+                if not self._startup_copied:
+                    self._startup.replace_tree(self.running.copy_tree())
+                    self._startup_copied = True
+        return self._startup
+
+    def running_changes(self) -> None:
+        """Called before anything changes running's tree (the caller holds the write lock):
+        what start-up left to derive from running as loaded is derived now."""
+        self.startup  # noqa: B018 (the copy of running as loaded)
+        self.validator.ready()  # indexes left from the start-up, on the tree as committed
 
     def _validator(self) -> Validator:
         if self.settings.incremental:
@@ -167,10 +187,13 @@ class Core:
         """End the subscriptions, free the trees and close the files (the schema belongs to
         the caller)."""
         self.end_subscriptions()
-        with self._lock:
+        with self._write, self._lock:
+            if self.settings.compact_at_close:  # the next start loads one snapshot
+                self.running.compact_at_close()
+                self._startup.compact_at_close()
             self.candidate.close()
             self.running.close()
-            self.startup.close()
+            self._startup.close()
             self._contexts.close()
         self.secrets.close()
 
@@ -333,6 +356,7 @@ class Core:
             with self._write:
                 if running and size >= self.settings.shadow_nodes:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
+                    self.startup  # noqa: B018 (the copy of running as loaded, if still owed)
                     txn.defer_sync = False
                     revision: Revision = shadow_transaction(self, txn)
                     self.running.compact_if_due(self.settings.compact_minimum)
@@ -366,7 +390,7 @@ class Core:
         applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
         running = store is self.running
         if running:
-            self.validator.ready()  # indexes left from the start-up, on the tree as committed
+            self.running_changes()
         try:
             for edit in txn.edits:
                 applier.apply(edit)
