@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from controller.datastore.api import (
     StateProvider,
     StreamInfo,
     Subscription,
+    WithDefaults,
 )
 from controller.datastore.authorization import AccountsWatcher, Authorization
 from controller.datastore.bus import (
@@ -49,7 +50,7 @@ from controller.datastore.compare import ChangeItem
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.files import REAL_DISK, Disk
-from controller.datastore.hiding import Hider
+from controller.datastore.hiding import Hider, Selection
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
@@ -273,17 +274,24 @@ class Core:
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
             user = self.authorization.user(principal)
-            if user is None:
+            with Hider(store.tree) as hider:
+                if user is not None and not self.authorization.hide(
+                    user, store.tree, request.path, hider
+                ):
+                    return ReadResult(None, revision)  # the target may not be read: absent
+                if request.selection is not None:
+                    defaults = request.with_defaults is WithDefaults.REPORT_ALL
+                    Selection(self.ctx, request.selection, defaults=defaults).apply(
+                        store.tree, hider
+                    )
+                    request = replace(request, selection=None, path=None)
                 document = reads.render(self.ctx, store.first[0], request)
-            else:
-                with Hider(store.tree) as hider:
-                    if self.authorization.hide(user, store.tree, request.path, hider):
-                        document = reads.render(self.ctx, store.first[0], request)
-                    else:
-                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        if request.selection is not None:  # the same nodes, selected on a copy
+            union = " | ".join(request.selection)
+            request = replace(request, selection=None, xpath_filter=union)
         regions = operational.provider_paths(self._state, request)
         states = {region: self._state[region]() for region in regions}  # outside the lock
         with self._lock:

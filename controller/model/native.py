@@ -101,6 +101,19 @@ def has_instance(first: Any, snode: Any) -> bool:
     return rc == lib.LY_SUCCESS and bool(match.value)
 
 
+def first_instance(first: Any, snode: Any) -> Any:
+    """``lyd_find_sibling_val`` without a value: the first instance of ``snode`` among the
+    siblings starting at ``first`` (libyang hashes a list's or leaf-list's first instance by
+    its schema node alone), or None."""
+    if first == ffi.NULL or not first:
+        return None
+    match = _P()
+    rc = int(_FIND_SIBLING_VAL(address(first), address(snode), None, 0, ctypes.byref(match)))
+    if rc != lib.LY_SUCCESS or not match.value:
+        return None
+    return ffi.cast("struct lyd_node *", match.value)
+
+
 def find_entry(first: Any, snode: Any, key: str) -> Any:
     """``lyd_find_sibling_val``: the instance of ``snode`` among ``first``'s siblings with the
     key predicates (``[k='v']...``) or leaf-list value ``key``, or None (a hash lookup when
