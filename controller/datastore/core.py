@@ -138,6 +138,7 @@ class Core:
         self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk, schema_id)
         self._startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk, schema_id)
         self._startup_copied = True  # False: startup is running as loaded, not copied yet
+        self._startup_lyb: bytes | None = None  # running as loaded, once running changed
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
         self._datastores = DatastoreOperations(
@@ -158,20 +159,34 @@ class Core:
 
     @property
     def startup(self) -> ConfigStore:
-        """The startup datastore; without one of its own, the copy of running as loaded,
-        taken at the first use or before running first changes (:meth:`running_changes`)."""
+        """The startup datastore; without one of its own, running as loaded: a copy of
+        running's tree while running is unchanged, else parsed from the LYB document
+        :meth:`running_changes` printed of it (a tenth of a tree's memory until read)."""
         if not self._startup_copied:
             with self._lock:
                 if not self._startup_copied:
-                    self._startup.replace_tree(self.running.copy_tree())
+                    lyb, self._startup_lyb = self._startup_lyb, None
+                    if lyb is not None:
+                        self._startup.replace_tree(nodes.parse_lyb(self.ctx, lyb))
+                    else:
+                        self._startup.replace_tree(self.running.copy_tree())
                     self._startup_copied = True
         return self._startup
 
     def running_changes(self) -> None:
-        """Called before anything changes running's tree (the caller holds the write lock):
-        what start-up left to derive from running as loaded is derived now."""
-        self.startup  # noqa: B018 (the copy of running as loaded)
+        """Called before a transaction changes running's tree in place (the caller holds the
+        write lock): what start-up left to derive from running as loaded is derived now."""
+        self._keep_startup_as_loaded()
         self.validator.ready()  # indexes left from the start-up, on the tree as committed
+
+    def _keep_startup_as_loaded(self) -> None:
+        """Before running first changes: print it for a startup that is running as loaded."""
+        with self._lock:
+            if not self._startup_copied and self._startup_lyb is None:
+                if self.running.first[0]:
+                    self._startup_lyb = nodes.print_lyb(self.running.first[0])
+                else:
+                    self._startup_copied = True  # empty, as startup is
 
     def _validator(self) -> Validator:
         if self.settings.incremental:
@@ -364,7 +379,7 @@ class Core:
             with self._write:
                 if running and size >= self.settings.shadow_nodes:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
-                    self.startup  # noqa: B018 (the copy of running as loaded, if still owed)
+                    self._keep_startup_as_loaded()  # the copy brings its own indexes
                     txn.defer_sync = False
                     revision: Revision = shadow_transaction(self, txn)
                     self.running.compact_if_due(self.settings.compact_minimum)
