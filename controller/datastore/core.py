@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from controller.audit import Event, HistoryStore
 from controller.audit import current as current_request
 from controller.audit import record as audit
-from controller.datastore import changes, operational, reads, review, rpc
+from controller.datastore import changes, operational, reads, review, rpc, snapshot
 from controller.datastore.access import Guard
 from controller.datastore.api import (
     SYSTEM,
@@ -36,6 +36,7 @@ from controller.datastore.api import (
     StateProvider,
     StreamInfo,
     Subscription,
+    WithDefaults,
 )
 from controller.datastore.authorization import AccountsWatcher, Authorization
 from controller.datastore.bus import (
@@ -49,7 +50,7 @@ from controller.datastore.compare import ChangeItem
 from controller.datastore.contexts import Contexts, default_size
 from controller.datastore.errors import DatastoreError, operation_failed, refuse
 from controller.datastore.files import REAL_DISK, Disk
-from controller.datastore.hiding import Hider
+from controller.datastore.hiding import Hider, Selection
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
@@ -61,7 +62,7 @@ from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
-from controller.model import nodes
+from controller.model import native, nodes
 from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.observability.metrics import COMMIT_LATENCY, COMMITS
@@ -89,6 +90,7 @@ class CoreSettings:
     subscriptions_per_user: int = DEFAULT_PER_USER  # event streams, NETCONF subscriptions
     max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
     shadow_nodes: int = SHADOW_NODES  # from this size an edit of running works on a copy
+    compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
 
 
 class Core:
@@ -132,8 +134,11 @@ class Core:
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder, disk = state_dir, self.settings.disk
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk)
-        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
+        schema_id = snapshot.fingerprint(records, native.library_file())
+        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk, schema_id)
+        self._startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk, schema_id)
+        self._startup_copied = True  # False: startup is running as loaded, not copied yet
+        self._startup_lyb: bytes | None = None  # running as loaded, once running changed
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
         self._datastores = DatastoreOperations(
@@ -146,11 +151,42 @@ class Core:
         self.history = HistoryRecorder(store) if store is not None else None
         with self._lock:
             self.running.load()
-            if not self.startup.load():
-                self.startup.replace_tree(self.running.copy_tree())
+            # no startup of its own: a copy of running as loaded, taken when first needed
+            self._startup_copied = self._startup.load()
             self.validator.rebuild(self.running)
             self.authorization.reload(self.running.first[0])
         self.authorization.watch_accounts(self._end_streams_of_deleted)
+
+    @property
+    def startup(self) -> ConfigStore:
+        """The startup datastore; without one of its own, running as loaded: a copy of
+        running's tree while running is unchanged, else parsed from the LYB document
+        :meth:`running_changes` printed of it (a tenth of a tree's memory until read)."""
+        if not self._startup_copied:
+            with self._lock:
+                if not self._startup_copied:
+                    lyb, self._startup_lyb = self._startup_lyb, None
+                    if lyb is not None:
+                        self._startup.replace_tree(nodes.parse_lyb(self.ctx, lyb))
+                    else:
+                        self._startup.replace_tree(self.running.copy_tree())
+                    self._startup_copied = True
+        return self._startup
+
+    def running_changes(self) -> None:
+        """Called before a transaction changes running's tree in place (the caller holds the
+        write lock): what start-up left to derive from running as loaded is derived now."""
+        self._keep_startup_as_loaded()
+        self.validator.ready()  # indexes left from the start-up, on the tree as committed
+
+    def _keep_startup_as_loaded(self) -> None:
+        """Before running first changes: print it for a startup that is running as loaded."""
+        with self._lock:
+            if not self._startup_copied and self._startup_lyb is None:
+                if self.running.first[0]:
+                    self._startup_lyb = nodes.print_lyb(self.running.first[0])
+                else:
+                    self._startup_copied = True  # empty, as startup is
 
     def _validator(self) -> Validator:
         if self.settings.incremental:
@@ -167,10 +203,13 @@ class Core:
         """End the subscriptions, free the trees and close the files (the schema belongs to
         the caller)."""
         self.end_subscriptions()
-        with self._lock:
+        with self._write, self._lock:
+            if self.settings.compact_at_close:  # the next start loads one snapshot
+                self.running.compact_at_close()
+                self._startup.compact_at_close()
             self.candidate.close()
             self.running.close()
-            self.startup.close()
+            self._startup.close()
             self._contexts.close()
         self.secrets.close()
 
@@ -250,17 +289,24 @@ class Core:
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
             user = self.authorization.user(principal)
-            if user is None:
+            with Hider(store.tree) as hider:
+                if user is not None and not self.authorization.hide(
+                    user, store.tree, request.path, hider
+                ):
+                    return ReadResult(None, revision)  # the target may not be read: absent
+                if request.selection is not None:
+                    defaults = request.with_defaults is WithDefaults.REPORT_ALL
+                    Selection(self.ctx, request.selection, defaults=defaults).apply(
+                        store.tree, hider
+                    )
+                    request = replace(request, selection=None, path=None)
                 document = reads.render(self.ctx, store.first[0], request)
-            else:
-                with Hider(store.tree) as hider:
-                    if self.authorization.hide(user, store.tree, request.path, hider):
-                        document = reads.render(self.ctx, store.first[0], request)
-                    else:
-                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        if request.selection is not None:  # the same nodes, selected on a copy
+            union = " | ".join(request.selection)
+            request = replace(request, selection=None, xpath_filter=union)
         regions = operational.provider_paths(self._state, request)
         states = {region: self._state[region]() for region in regions}  # outside the lock
         with self._lock:
@@ -333,6 +379,7 @@ class Core:
             with self._write:
                 if running and size >= self.settings.shadow_nodes:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
+                    self._keep_startup_as_loaded()  # the copy brings its own indexes
                     txn.defer_sync = False
                     revision: Revision = shadow_transaction(self, txn)
                     self.running.compact_if_due(self.settings.compact_minimum)
@@ -366,7 +413,7 @@ class Core:
         applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
         running = store is self.running
         if running:
-            self.validator.ready()  # indexes left from the start-up, on the tree as committed
+            self.running_changes()
         try:
             for edit in txn.edits:
                 applier.apply(edit)
