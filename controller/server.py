@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import stat
 import threading
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
+from controller.datastore.replication import Replication
 from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
@@ -89,6 +91,8 @@ class ServeSettings:
     decision_max_age: float = field(default=7 * 24 * 3600.0, kw_only=True)  # C-PS decisions
     logins: LoginSettings = field(default_factory=LoginSettings, kw_only=True)
     core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
+    cluster: str | None = field(default=None, kw_only=True)  # etcd://HOST:PORT[,...]
+    node_id: str | None = field(default=None, kw_only=True)  # the replica's name in it
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -198,14 +202,36 @@ def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
         LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
 
 
-def seed_running(core: Core, init_data: Path) -> Revision:
-    """Replace running with the ``--init-data`` document (JSON, or XML by its suffix)."""
+def join_cluster(settings: ServeSettings) -> Replication | None:
+    """The cluster's commit log (``--cluster``), or None."""
+    if settings.cluster is None:
+        return None
+    from controller.cluster.etcd import Etcd, endpoints_of  # noqa: PLC0415
+    from controller.cluster.replication import EtcdReplication  # noqa: PLC0415
+
+    node = settings.node_id or socket.gethostname()
+    LOG.info("joining the cluster %s as %s", settings.cluster, node)
+    return EtcdReplication(Etcd(endpoints_of(settings.cluster)), node)
+
+
+def seed_running(core: Core, init_data: Path) -> Revision | None:
+    """Replace running with the ``--init-data`` document (JSON, or XML by its suffix); in a
+    cluster only while the cluster holds no commit yet (one replica seeds it)."""
+    if core.replication is not None and core.applied > 0:
+        LOG.info("--init-data %s ignored: the cluster already holds a configuration", init_data)
+        return None
     encoding = Encoding.XML if init_data.suffix.lower() == ".xml" else Encoding.JSON
     text = init_data.read_text(encoding="utf-8")
     LOG.info("seeding running from %s", init_data)
     edit = Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)
     with audit.annotated(operation="init-data", comment=f"seeded from {init_data.name}"):
-        return core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        try:
+            return core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        except CatsError as exc:
+            if core.replication is None or exc.items[0].tag != "in-use":
+                raise
+            LOG.info("--init-data %s ignored: another replica seeded the cluster", init_data)
+            return None
 
 
 def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:
@@ -248,6 +274,7 @@ class Application:
         self._lock = StateLock(settings.state_dir)
         self.history: SqliteHistory | None = None
         self._audit: SqliteAudit | None = None
+        self.replication: Replication | None = None
         try:
             self._lock.acquire()  # before anything reads or writes there
             size = settings.history_size  # the history and the audit live in the locked folder
@@ -263,13 +290,19 @@ class Application:
             )
             apply_plugins(settings.plugins, registrations)
             core_settings = replace(settings.core, history=self.history)
+            self.replication = join_cluster(settings)
+            if self.replication is not None:
+                core_settings = replace(core_settings, replication=self.replication)
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
+            self.core.follow()
         except BaseException:
+            if self.replication is not None:
+                self.replication.close()
             self._close_records()
             self._lock.release()
             self.schema.close()
             raise
-        if fresh and settings.init_data is not None:
+        if settings.init_data is not None and (fresh or self.replication is not None):
             seed_running(self.core, settings.init_data)
         elif settings.init_data is not None:
             LOG.warning(
@@ -356,6 +389,8 @@ class Application:
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.users.close()
+        if self.replication is not None:
+            self.replication.close()  # no more commits of the others to apply
         self.core.close()
         audit.record(Event.SERVER_STOP, SYSTEM.user, detail="stopped")
         self._close_records()

@@ -55,9 +55,16 @@ from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
+from controller.datastore.replication import (
+    Record,
+    Replication,
+    StaleError,
+    catch_up,
+    retrying,
+)
 from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
 from controller.datastore.shadow import SHADOW_NODES, edit_nodes, shadow_transaction
-from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
+from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
@@ -89,6 +96,7 @@ class CoreSettings:
     subscriptions_per_user: int = DEFAULT_PER_USER  # event streams, NETCONF subscriptions
     max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
     shadow_nodes: int = SHADOW_NODES  # from this size an edit of running works on a copy
+    replication: Replication | None = None  # a cluster's log instead of running's journal
 
 
 class Core:
@@ -132,7 +140,11 @@ class Core:
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder, disk = state_dir, self.settings.disk
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk)
+        replicated = self.settings.replication
+        self.running = ConfigStore(
+            self.ctx, DatastoreName.RUNNING, None if replicated else folder, disk
+        )
+        self.running.replication = replicated
         self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
@@ -334,7 +346,7 @@ class Core:
                 if running and size >= self.settings.shadow_nodes:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
                     txn.defer_sync = False
-                    revision: Revision = shadow_transaction(self, txn)
+                    revision: Revision = retrying(self, lambda: shadow_transaction(self, txn))
                     self.running.compact_if_due(self.settings.compact_minimum)
                 else:
                     with self._lock:
@@ -361,9 +373,14 @@ class Core:
         return self._write
 
     def transaction(self, txn: Txn) -> Revision:
-        """Run one transaction past the session locks (the caller holds the core lock)."""
+        """Run one transaction past the session locks (the caller holds the core lock); in a
+        cluster, again on the newer state when another replica committed first."""
+        return retrying(self, lambda: self._transaction_once(txn))
+
+    def _transaction_once(self, txn: Txn) -> Revision:
         store = self.store(txn.datastore)
-        applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
+        guard = Guard(None, "cluster") if txn.replicated else self.guard(txn.principal)
+        applier = Applier(self.ctx, store.tree, guard)
         running = store is self.running
         if running:
             self.validator.ready()  # indexes left from the start-up, on the tree as committed
@@ -383,22 +400,13 @@ class Core:
             )
             if txn.test_only:
                 raise _TestOnlyError
-            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
-            # sync returns, after the locks are released (group commit)
-            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
-            if running:
-                self._run_hooks(store, change)
-            if running and self.history is not None:  # durable: keep how to undo it
-                self.history.record(
-                    store.txid,
-                    txn,
-                    current_request(),
-                    applied=applier.applied,
-                    undo=applier.undo.records,
-                )
+            self._persist(store, txn, change, applier)
         except _TestOnlyError:
             self._undo(applier, running=running)
             return store.revisions.of(None)
+        except StaleError:  # another replica committed first: run again on the newer state
+            self._undo(applier, running=running)
+            raise
         except CatsError as exc:
             located = locate(exc, applier.applied, store.tree)  # on the tree as edited
             self._undo(applier, running=running)
@@ -419,6 +427,71 @@ class Core:
             store.retract()
             raise
 
+    def _persist(self, store: ConfigStore, txn: Txn, change: Change, applier: Applier) -> None:
+        running = store is self.running
+        if running and store.replication is not None:
+            self._replicate(store, txn, change, applier)
+        else:
+            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
+            # sync returns, after the locks are released (group commit)
+            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
+            if running:
+                self._run_hooks(store, change)
+        if running and self.history is not None and not txn.replicated:  # keep how to undo it
+            undo = applier.undo.records
+            self.history.record(
+                store.txid, txn, current_request(), applied=applier.applied, undo=undo
+            )
+
+    def _replicate(self, store: ConfigStore, txn: Txn, change: Change, applier: Applier) -> None:
+        """A commit of running in a cluster: the hooks may refuse it before the cluster has
+        it (it cannot be taken back after); one of another replica is already committed."""
+        if txn.replicated:
+            try:
+                for hook in self.registrations.commit_hooks:
+                    hook(change)
+            except Exception:
+                LOG.exception("a commit hook refused transaction %d of the cluster", txn.replicated)
+            store.txid = txn.replicated
+            return
+        for hook in self.registrations.commit_hooks:
+            hook(change)
+        changed = [record.path for record in applier.applied]
+        store.persist(txn.edits, changed=changed, user=txn.principal.user)
+
+    # ------------------------------------------------------------------ cluster
+
+    @property
+    def replication(self) -> Replication | None:
+        """The cluster's log of commits (None: running has its own journal)."""
+        return self.settings.replication
+
+    @property
+    def applied(self) -> int:
+        """The last transaction of running applied here (in a cluster: the cluster's)."""
+        return self.running.txid
+
+    def apply_replicated(self, record: Record) -> None:
+        """Apply one commit another replica made (the caller holds both locks)."""
+        raw = record.get("edits")
+        edits = [edit_from_record(item) for item in raw] if isinstance(raw, list) else []
+        principal = Principal(str(record.get("user") or SYSTEM.user))
+        txid = int(str(record["txid"]))
+        self._transaction_once(Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid))
+
+    def follow(self) -> None:
+        """Apply what the cluster holds, then every commit of the others as it comes."""
+        replication = self.replication
+        if replication is not None:
+            catch_up(self)
+            replication.start(self._deliver)
+
+    def _deliver(self, records: list[Record]) -> None:
+        try:
+            catch_up(self, records)
+        except CatsError:
+            LOG.exception("a commit of the cluster could not be applied here")
+
     def _undo(self, applier: Applier, *, running: bool) -> None:
         applier.undo.rollback()
         if running:
@@ -436,7 +509,8 @@ class Core:
         if running:
             store.compact_if_due(self.settings.compact_minimum)
             self.authorization.after_commit(store.first[0], changed)
-            _audit_commit(txn, store.txid, changed)
+            if not txn.replicated:  # audited where it was made
+                _audit_commit(txn, store.txid, changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied
