@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controller import audit
 from controller.admin import Admin, ConfirmedCommit, ConfirmRequest
@@ -43,6 +43,7 @@ from controller.datastore.api import (
 from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.replication import Replication
+from controller.datastore.secrets import load_key
 from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
@@ -65,6 +66,9 @@ from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
 from controller.types import DataPath
+
+if TYPE_CHECKING:
+    from controller.cluster.election import Election
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -147,6 +151,11 @@ class Host:
     settings: ServeSettings
     core: Callable[[], Core]  # the server core (built after the installer ran)
     publish: Callable[[dict[str, object]], None]  # a notification on the NETCONF stream
+    #: Whether this server acts on the network: None while another replica of its cluster
+    #: leads, else the term to fence pushes with (0: no cluster). See docs/cluster.md.
+    leader: Callable[[], int | None] = lambda: 0
+    #: Register a callable run whenever this replica gains or loses the leadership.
+    watch_leader: Callable[[Callable[[], None]], None] = lambda _: None
 
 
 class Installer(Protocol):
@@ -202,6 +211,17 @@ def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
         LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
 
 
+def elect(settings: ServeSettings) -> Election | None:
+    """The leader election of the cluster (``--cluster``), or None."""
+    if settings.cluster is None:
+        return None
+    from controller.cluster.election import Election  # noqa: PLC0415
+    from controller.cluster.etcd import Etcd, endpoints_of  # noqa: PLC0415
+
+    node = settings.node_id or socket.gethostname()
+    return Election(Etcd(endpoints_of(settings.cluster)), node)
+
+
 def join_cluster(settings: ServeSettings) -> Replication | None:
     """The cluster's commit log (``--cluster``), or None."""
     if settings.cluster is None:
@@ -211,7 +231,9 @@ def join_cluster(settings: ServeSettings) -> Replication | None:
 
     node = settings.node_id or socket.gethostname()
     LOG.info("joining the cluster %s as %s", settings.cluster, node)
-    return EtcdReplication(Etcd(endpoints_of(settings.cluster)), node)
+    replication = EtcdReplication(Etcd(endpoints_of(settings.cluster)), node)
+    replication.check_key(load_key(settings.state_dir))
+    return replication
 
 
 def seed_running(core: Core, init_data: Path) -> Revision | None:
@@ -256,6 +278,8 @@ class Application:
     """A running server: schema, core, RESTCONF and NETCONF servers and the installed
     application; ``with`` owns them all."""
 
+    election: Election | None = None  # in a cluster: who acts on the network
+
     def __init__(self, settings: ServeSettings, installer: Installer) -> None:
         self.settings = settings
         self.schema = server_schema(settings.yang_dirs, settings.features)
@@ -285,19 +309,19 @@ class Application:
                 lambda: self.core, self.history, records, kept=size, confirmed=self._confirmed
             )
             register_admin(registrations, admin)
-            self.hosted = installer(
-                registrations, Host(settings, lambda: self.core, self._publish_notification)
-            )
+            self.hosted = installer(registrations, self._host(settings))
             apply_plugins(settings.plugins, registrations)
-            core_settings = replace(settings.core, history=self.history)
             self.replication = join_cluster(settings)
-            if self.replication is not None:
-                core_settings = replace(core_settings, replication=self.replication)
+            core_settings = replace(
+                settings.core, history=self.history, replication=self.replication
+            )
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
             self.core.follow()
         except BaseException:
             if self.replication is not None:
                 self.replication.close()
+            if self.election is not None:
+                self.election.close()
             self._close_records()
             self._lock.release()
             self.schema.close()
@@ -335,6 +359,20 @@ class Application:
             users,
         )
 
+    def _host(self, settings: ServeSettings) -> Host:
+        self.election = election = elect(settings)
+        if election is None:
+            return Host(settings, lambda: self.core, self._publish_notification)
+
+        def leader() -> int | None:
+            state = election.state
+            return state.term if state.leader else None
+
+        def watch(listener: Callable[[], None]) -> None:
+            election.on_change(lambda _: listener())
+
+        return Host(settings, lambda: self.core, self._publish_notification, leader, watch)
+
     def _confirmed(self) -> ConfirmedCommit | None:
         if self.netconf is None or self.settings.netconf.port <= 0:
             return None
@@ -362,6 +400,8 @@ class Application:
 
     def __enter__(self) -> Application:
         self.hosted.start()  # the C-PS: the sweeper (throttled reports, aging, ledger)
+        if self.election is not None:
+            self.election.start()  # running is caught up: this replica may lead
         if not self.users.password_hashes():
             LOG.warning(
                 "no users in ietf-system:system/authentication: every request gets 401; "
@@ -389,6 +429,8 @@ class Application:
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.users.close()
+        if self.election is not None:
+            self.election.close()  # a leader hands over at once
         if self.replication is not None:
             self.replication.close()  # no more commits of the others to apply
         self.core.close()

@@ -93,10 +93,10 @@ class EtcdCluster:
             *("--initial-cluster-token", f"cats-{self.members[0].peer_port}"),
             *("--initial-cluster-state", "new"),
             *("--max-request-bytes", str(MAX_REQUEST_BYTES)),
-            # A loaded 2-core machine delays heartbeats: a longer election timeout keeps the
-            # members from deposing each other while tests run beside them.
-            *("--heartbeat-interval", "200"),
-            *("--election-timeout", "2000"),
+            # etcd's defaults, stated: the shortest lease etcd grants is 1.5 election
+            # timeouts, so a 2 s leader lease (controller.cluster.election) needs 1 s here.
+            *("--heartbeat-interval", "100"),
+            *("--election-timeout", "1000"),
             *("--logger", "zap"),
             *("--log-outputs", str(member.folder.parent / f"{member.name}.log")),
         ]

@@ -19,6 +19,8 @@ commits in order; the watch is opened again after the last revision seen when it
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import threading
@@ -33,6 +35,10 @@ DEFAULT_PREFIX = "/cats/"
 _DIGITS = 20
 
 
+class ClusterJoinError(OSError):
+    """This replica cannot join the cluster (catsctl serve says why and exits)."""
+
+
 class EtcdReplication:
     """The cluster's commit log in etcd, as one replica sees it."""
 
@@ -41,6 +47,7 @@ class EtcdReplication:
         self.node = node
         self.head = f"{prefix}config/head"
         self.log = f"{prefix}config/log/"
+        self.key_check = f"{prefix}secrets-key-check"
         self._revision = 0  # the etcd revision read up to (the watch starts after it)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -48,6 +55,30 @@ class EtcdReplication:
 
     def _key(self, txid: int) -> str:
         return f"{self.log}{txid:0{_DIGITS}d}"
+
+    def check_key(self, key: bytes) -> None:
+        """Join only with the cluster's secrets key (southbound passwords are stored encrypted
+        with it in the shared configuration): the first replica records a keyed digest of its
+        key, every other one must have the same key.
+
+        Raises:
+            ClusterJoinError: this replica's key differs, or etcd cannot be reached.
+        """
+        mine = hmac.new(key, b"cats-cluster secrets key check", hashlib.sha256).hexdigest()
+        absent = {"key": encode(self.key_check), "target": "CREATE", "result": "EQUAL"}
+        absent["create_revision"] = "0"
+        put = {"request_put": {"key": encode(self.key_check), "value": encode(mine)}}
+        try:
+            self.etcd.txn([absent], [put])
+            recorded = self.etcd.get(self.key_check)
+        except Unavailable as exc:
+            raise ClusterJoinError(f"cannot join the cluster: {exc}") from exc
+        if recorded is None or recorded.value.decode() != mine:
+            raise ClusterJoinError(
+                "this replica's secrets key (secrets.key in --state-dir) is not the cluster's: "
+                "copy the key of a replica of the cluster into the state directory before the "
+                "first start (docs/cluster.md)"
+            )
 
     def commit(self, txid: int, record: Record) -> None:
         """Put ``record`` as commit ``txid`` if ``txid - 1`` is the last one (quorum-acked)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.datastore.secrets import KEY_FILE
 from tests.functional.restconf_server import JSON, Server, running_server, write_init
 from tools.etcd_cluster import EtcdCluster, etcd_cluster
 
@@ -65,10 +66,15 @@ def running_cluster(
     """Start etcd (3 members) and ``size`` replicas; stop them all when the block ends."""
     with etcd_cluster(folder / "etcd") as etcd, contextlib.ExitStack() as stack:
         init = write_init(folder, document)
-        replicas = []
+        replicas: list[Server] = []
         for number in range(1, size + 1):
             state = folder / f"replica{number}" / "state"
             state.parent.mkdir()
+            if number > 1:  # the cluster's secrets key, as an operator copies it
+                state.mkdir(mode=0o700)
+                key = replicas[0].state_dir / KEY_FILE
+                (state / KEY_FILE).write_bytes(key.read_bytes())
+                (state / KEY_FILE).chmod(0o600)
             options = ("--cluster", etcd.url, "--node-id", f"cps{number}", *extra)
             seed = init if number == 1 else None
             replicas.append(stack.enter_context(running_server(state, seed, *options)))
