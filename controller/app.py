@@ -104,6 +104,7 @@ def install_agent_selection(
     settings = AgentSelectionSettings(
         state_dir=host.settings.state_dir,  # reuse-key scope
         subscribe=NetconfSubscriptions(PeerSettings(timeout=CSMA_TIMEOUT_S)),
+        acts=lambda: host.leader() is not None,  # in a cluster: only the leader sweeps
     )
     if steering is not None:
         settings = replace(settings, steering=steering)

@@ -469,6 +469,10 @@ def serve(
         with application:
             readiness.done("northbound")
             readiness.set("southbound", lambda: southbound_ready(application.hosted))
+            replication = application.replication
+            if replication is not None:  # reads and select-service go on without it
+                why = replication.problem
+                readiness.set("cluster-writes", lambda: why() is None, why)
             LOG.info("serving; state in %s", settings.state_dir)
             (stop or threading.Event()).wait()
             readiness.expect("stopping")

@@ -33,6 +33,7 @@ from controller.types import DataPath
 LOG = logging.getLogger(__name__)
 DEFAULT_PREFIX = "/cats/"
 _DIGITS = 20
+PROBE_S = 0.5
 
 
 class ClusterJoinError(OSError):
@@ -51,6 +52,7 @@ class EtcdReplication:
         self._revision = 0  # the etcd revision read up to (the watch starts after it)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._probe_thread: threading.Thread | None = None
         self.last_error: str | None = None  # why the last write was refused, for /readyz
 
     def _key(self, txid: int) -> str:
@@ -115,12 +117,33 @@ class EtcdReplication:
             records.append(_record(KeyValue("", _b64(item.get("value", "")), 0)))
         return records
 
+    def problem(self) -> str | None:
+        """Why etcd cannot take a commit now (the last request or probe failed), or None."""
+        return self.last_error
+
     def start(self, deliver: Callable[[list[Record]], None]) -> None:
-        """Follow the log from the revision :meth:`since` read up to."""
+        """Follow the log from the revision :meth:`since` read up to, and probe etcd."""
         self._thread = threading.Thread(
             target=self._follow, args=(deliver,), name="cluster-follow", daemon=True
         )
         self._thread.start()
+        self._probe_thread = threading.Thread(target=self._probe, name="cluster-probe", daemon=True)
+        self._probe_thread.start()
+
+    def _probe(self) -> None:
+        """A quorum read of the head every ``PROBE_S``: a member without quorum cannot answer
+        it, so writes are refused at once while none can, and taken again once one can."""
+        while not self._stop.wait(PROBE_S):
+            try:
+                self.etcd.get(self.head)
+            except Unavailable as exc:
+                if self.last_error is None:
+                    LOG.warning("cluster: etcd unavailable, configuration writes refused: %s", exc)
+                self.last_error = str(exc)
+                continue
+            if self.last_error is not None:
+                LOG.info("cluster: etcd available again, configuration writes resume")
+            self.last_error = None
 
     def _follow(self, deliver: Callable[[list[Record]], None]) -> None:
         for item in self.etcd.watch(self.log, self._revision + 1, self._stop):
@@ -134,8 +157,9 @@ class EtcdReplication:
     def close(self) -> None:
         """Stop following."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        for thread in (self._thread, self._probe_thread):
+            if thread is not None:
+                thread.join(timeout=10)
 
 
 def _b64(text: str) -> bytes:

@@ -61,6 +61,7 @@ from controller.datastore.replication import (
     StaleError,
     catch_up,
     retrying,
+    unavailable,
 )
 from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
 from controller.datastore.shadow import SHADOW_NODES, edit_nodes, shadow_transaction
@@ -338,6 +339,9 @@ class Core:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
         running = datastore is DatastoreName.RUNNING
+        problem = self.replication.problem() if running and self.replication else None
+        if problem is not None:  # no quorum: refused before any lock, reads go on
+            raise unavailable(problem)
         txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
         txn.defer_sync = running
         started = time.perf_counter()

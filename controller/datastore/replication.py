@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
+from controller.datastore.api import CLUSTER_UNAVAILABLE
 from controller.datastore.errors import DatastoreError, refuse
 from controller.errors import ErrorItem, ErrorType
 from controller.observability.metrics import CLUSTER_APPLIED, CLUSTER_STALE
@@ -30,7 +31,6 @@ from controller.types import DataPath
 LOG = logging.getLogger(__name__)
 #: How often a transaction is run again on a newer state before it is refused with in-use.
 ATTEMPTS = 8
-UNAVAILABLE_TAG = "cluster-unavailable"  # error-app-tag of a write refused without quorum
 
 Record = dict[str, object]  # one commit: txid, time, user, edits, changed
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def unavailable(reason: str) -> DatastoreError:
         "resource-denied",
         f"configuration writes are refused: the cluster store is unavailable ({reason}); "
         "reads and select-service go on, writes resume when it is back",
-        app_tag=UNAVAILABLE_TAG,
+        app_tag=CLUSTER_UNAVAILABLE,
     )
 
 
@@ -75,6 +75,11 @@ class Replication(Protocol):
 
     def since(self, txid: int) -> list[Record]:
         """The commits after ``txid``, in order (what a replica that is behind applies)."""
+        ...
+
+    def problem(self) -> str | None:
+        """Why the cluster cannot take a commit now (no quorum), or None: a write is refused
+        at once (:func:`unavailable`) instead of waiting for the store's timeout."""
         ...
 
     def start(self, deliver: Callable[[list[Record]], None]) -> None:
