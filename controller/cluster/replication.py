@@ -24,6 +24,7 @@ import hmac
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from controller.cluster.etcd import Etcd, KeyValue, Unavailable, encode
@@ -34,6 +35,7 @@ LOG = logging.getLogger(__name__)
 DEFAULT_PREFIX = "/cats/"
 _DIGITS = 20
 PROBE_S = 0.5
+SLOW_S = 1.0  # an etcd commit slower than this is logged
 
 
 class ClusterJoinError(OSError):
@@ -91,12 +93,16 @@ class EtcdReplication:
             {"request_put": {"key": encode(self.head), "value": encode(str(txid))}},
             {"request_put": {"key": encode(self._key(txid)), "value": encode(value)}},
         ]
+        started = time.monotonic()
         try:
             succeeded, _, _ = self.etcd.txn([guard], puts)
         except Unavailable as exc:
             self.last_error = str(exc)
             raise unavailable(str(exc)) from exc
         self.last_error = None
+        took = time.monotonic() - started
+        if took > SLOW_S:
+            LOG.warning("cluster: etcd took %.1f s to commit transaction %d", took, txid)
         if not succeeded:
             changed = record.get("changed")
             paths = [DataPath(str(p)) for p in changed] if isinstance(changed, list) else []

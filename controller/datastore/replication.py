@@ -97,6 +97,8 @@ def overlaps(mine: Sequence[str], theirs: Sequence[str]) -> bool:
 
 
 def _within(path: str, prefix: str) -> bool:
+    if prefix in ("/", ""):  # the whole datastore (a replace of the root)
+        return True
     if not path.startswith(prefix):
         return False
     return len(path) == len(prefix) or path[len(prefix)] in "/["

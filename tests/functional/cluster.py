@@ -47,12 +47,27 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = CONVERGE_T
         time.sleep(0.05)
 
 
-def wait_identical(replicas: list[Server]) -> Any:
-    """Wait until every replica serves the same configuration; returns it."""
+def by_key(tree: Any) -> Any:
+    """The tree with bench-list's system-ordered lists sorted by key: a replica that ran a
+    commit again after another replica's (undone, then redone) may list an entry it changed
+    last, which RFC 7950 7.7.7 allows for ordered-by system lists (docs/cluster.md, limits)."""
+    bench = tree.get("bench-list:bench")
+    if isinstance(bench, dict):
+        for name, key in (("entry", "id"), ("target", "name")):
+            if name in bench:
+                bench[name] = sorted(bench[name], key=lambda item: str(item[key]).zfill(12))
+    return tree
+
+
+def wait_identical(replicas: list[Server], *, any_order: bool = False) -> Any:
+    """Wait until every replica serves the same configuration (``any_order``: up to the
+    order of bench-list's system-ordered lists); returns it."""
     trees: list[Any] = []
 
     def same() -> bool:
         trees[:] = [config_tree(replica) for replica in replicas]
+        if any_order:
+            trees[:] = [by_key(tree) for tree in trees]
         return all(tree == trees[0] for tree in trees)
 
     wait_until(same, "every replica serves the same configuration")
