@@ -204,6 +204,11 @@ class ForwarderWorker:
         writing = 0.0  # when the write began (a failure before it is no push)
         try:
             repaired, reconciled = 0, False
+            fenced: Written | None = None
+            if term and term != self._fenced:  # a new leader: its term first, before a read
+                writing = time.perf_counter()
+                fenced = self._session.write(Changes(), write)
+                self._fenced = term
             if (
                 self._actual is None
                 or self._session.connections != self._connections
@@ -213,13 +218,8 @@ class ForwarderWorker:
                 reconciled = True
                 self._reconcile_at = now + self._settings.reconcile_interval
                 repaired = len(diff(intended, self._actual))
-            writing = time.perf_counter()
-            changes = diff(intended, self._actual)
-            if term and term != self._fenced and not changes:  # a new leader: its term first
-                written: Written | None = self._session.write(changes, write)
-            else:
-                written = self._write(changes, write)
-            self._fenced = term
+            writing = writing or time.perf_counter()
+            written = self._write(diff(intended, self._actual), write) or fenced
             if written:
                 took = (time.perf_counter() - writing) * 1000
                 self._on_pushed(Pushed(self.name, written, took))
