@@ -1,11 +1,13 @@
 """The C-PS cluster's figures (issue 22): 3 etcd members and 3 ``catsctl serve --cluster``.
 
-    python -m tools.bench.cluster [--sizes 1000,100000] [--seconds 5]
+    python -m tools.bench.cluster [--sizes 1000,100000] [--seconds 5] [--failover-trials 10]
 
 For each size: commits/s with edits spread over the 3 replicas (merges of distinct entries,
 2 clients per replica), the time from a commit's acknowledgement on one replica to its
 visibility on the two others (p50/p99, polled every 2 ms), and select-service calls/s
 answered by 1, 2 and 3 replicas (the CST and NST reported to every replica, as agents do).
+Then failover: a forwarder in the inventory, the leader killed, until the new leader's first
+push is accepted (the forwarder's log), over ``--failover-trials`` kills.
 Each line gives the CPU seconds the replicas and etcd used and the load average: the machine
 is shared, so the ratios matter more than the absolute rates.
 """
@@ -13,6 +15,7 @@ is shared, so the ratios matter more than the absolute rates.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -25,7 +28,7 @@ from typing import Any
 
 import requests
 
-from tests.functional.cluster import Cluster, running_cluster, wait_identical
+from tests.functional.cluster import Cluster, running_cluster, wait_identical, wait_until
 from tests.functional.restconf_server import ADMIN, JSON, Server
 from tests.functional.test_service_metrics import INGRESS, cst_report, nst_report
 from tests.functional.test_service_metrics import seed as metrics_seed
@@ -197,11 +200,58 @@ def selection(cluster: Cluster, replicas: int, seconds: float) -> str:
     )
 
 
+def _term_above(forwarder: Any, term: int) -> bool:
+    from tests.functional.test_cluster_leader import forwarder_term  # noqa: PLC0415
+
+    return forwarder_term(forwarder) > term
+
+
+def failover(trials: int) -> str:
+    """Leader killed (SIGKILL) to the new leader's first push accepted by a forwarder, as the
+    forwarder logs it; two kills per cluster of 3 replicas, clusters until ``trials``."""
+    from tests.functional.test_cluster_leader import (  # noqa: PLC0415 - the bench's only use
+        accepted_at,
+        forwarder_term,
+        leader_of,
+    )
+    from tests.functional.test_cluster_leader import seed as leader_seed  # noqa: PLC0415
+    from tests.functional.test_forwarder import Forwarder  # noqa: PLC0415
+
+    took: list[float] = []
+    while len(took) < trials:
+        with tempfile.TemporaryDirectory(prefix="cats-failover-") as name:
+            folder = Path(name)
+            forwarder = Forwarder(folder, name="fa", forwarder_id="10.0.0.1")
+            forwarder.start()
+            try:
+                wait_until(forwarder.up, "the forwarder is up")
+                with running_cluster(folder, leader_seed(forwarder)) as cluster:
+                    alive = list(cluster.replicas)
+                    wait_until(functools.partial(_term_above, forwarder, 0), "a first leader")
+                    for _ in range(2):
+                        term = forwarder_term(forwarder)
+                        leader = leader_of(alive, term)
+                        alive.remove(leader)
+                        killed = time.time()
+                        leader.process.kill()
+                        leader.process.wait()
+                        wait_until(functools.partial(_term_above, forwarder, term), "a new leader")
+                        took.append(accepted_at(forwarder, forwarder_term(forwarder)) - killed)
+            finally:
+                forwarder.stop()
+    took = took[:trials]
+    return (
+        f"failover (leader killed to first push accepted): p50 {statistics.median(took):.2f} s"
+        f"  max {max(took):.2f} s  over {len(took)} trials: " + " ".join(f"{t:.2f}" for t in took)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the bench; prints one line per figure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,100000")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--failover-trials", type=int, default=10, help="0: none")
     args = parser.parse_args(argv)
     print(f"targets {TARGETS}; {CLIENTS_PER_REPLICA} committing clients per replica")
     for size in (int(s) for s in args.sizes.split(",")):
@@ -215,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
             for replicas in (1, 2, 3):
                 print(f"{size:>7} " + selection(cluster, replicas, args.seconds), flush=True)
             print(f"{size:>7} load average {os.getloadavg()}", flush=True)
+    if args.failover_trials:
+        print(failover(args.failover_trials), flush=True)
+        print(f"load average {os.getloadavg()}", flush=True)
     return 0
 
 
