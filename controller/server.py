@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import stat
 import threading
 from collections.abc import Callable, Sequence
@@ -42,7 +41,6 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
-from controller.datastore.replication import Replication
 from controller.datastore.secrets import load_key
 from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
@@ -68,7 +66,7 @@ from controller.restconf.wsgi import create_app
 from controller.types import DataPath
 
 if TYPE_CHECKING:
-    from controller.cluster.election import Election
+    from controller.cluster.membership import Membership
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -211,29 +209,12 @@ def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
         LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
 
 
-def elect(settings: ServeSettings) -> Election | None:
-    """The leader election of the cluster (``--cluster``), or None."""
-    if settings.cluster is None:
-        return None
-    from controller.cluster.election import Election  # noqa: PLC0415
-    from controller.cluster.etcd import Etcd, endpoints_of  # noqa: PLC0415
+def _join(settings: ServeSettings) -> Membership:
+    """``--cluster``: join it (etcd's client is imported only then)."""
+    from controller.cluster.membership import Membership  # noqa: PLC0415
 
-    node = settings.node_id or socket.gethostname()
-    return Election(Etcd(endpoints_of(settings.cluster)), node)
-
-
-def join_cluster(settings: ServeSettings) -> Replication | None:
-    """The cluster's commit log (``--cluster``), or None."""
-    if settings.cluster is None:
-        return None
-    from controller.cluster.etcd import Etcd, endpoints_of  # noqa: PLC0415
-    from controller.cluster.replication import EtcdReplication  # noqa: PLC0415
-
-    node = settings.node_id or socket.gethostname()
-    LOG.info("joining the cluster %s as %s", settings.cluster, node)
-    replication = EtcdReplication(Etcd(endpoints_of(settings.cluster)), node)
-    replication.check_key(load_key(settings.state_dir))
-    return replication
+    assert settings.cluster is not None
+    return Membership(settings.cluster, settings.node_id, load_key(settings.state_dir))
 
 
 def seed_running(core: Core, init_data: Path) -> Revision | None:
@@ -278,7 +259,7 @@ class Application:
     """A running server: schema, core, RESTCONF and NETCONF servers and the installed
     application; ``with`` owns them all."""
 
-    election: Election | None = None  # in a cluster: who acts on the network
+    cluster: Membership | None = None  # --cluster: the commit log and the election
 
     def __init__(self, settings: ServeSettings, installer: Installer) -> None:
         self.settings = settings
@@ -298,7 +279,6 @@ class Application:
         self._lock = StateLock(settings.state_dir)
         self.history: SqliteHistory | None = None
         self._audit: SqliteAudit | None = None
-        self.replication: Replication | None = None
         try:
             self._lock.acquire()  # before anything reads or writes there
             size = settings.history_size  # the history and the audit live in the locked folder
@@ -309,24 +289,22 @@ class Application:
                 lambda: self.core, self.history, records, kept=size, confirmed=self._confirmed
             )
             register_admin(registrations, admin)
+            if settings.cluster is not None:
+                self.cluster = _join(settings)
             self.hosted = installer(registrations, self._host(settings))
             apply_plugins(settings.plugins, registrations)
-            self.replication = join_cluster(settings)
-            core_settings = replace(
-                settings.core, history=self.history, replication=self.replication
-            )
+            cluster = None if self.cluster is None else self.cluster.replication
+            core_settings = replace(settings.core, history=self.history, replication=cluster)
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
             self.core.follow()
         except BaseException:
-            if self.replication is not None:
-                self.replication.close()
-            if self.election is not None:
-                self.election.close()
+            if self.cluster is not None:
+                self.cluster.close()
             self._close_records()
             self._lock.release()
             self.schema.close()
             raise
-        if settings.init_data is not None and (fresh or self.replication is not None):
+        if settings.init_data is not None and (fresh or self.cluster is not None):
             seed_running(self.core, settings.init_data)
         elif settings.init_data is not None:
             LOG.warning(
@@ -360,18 +338,12 @@ class Application:
         )
 
     def _host(self, settings: ServeSettings) -> Host:
-        self.election = election = elect(settings)
-        if election is None:
+        if self.cluster is None:
             return Host(settings, lambda: self.core, self._publish_notification)
-
-        def leader() -> int | None:
-            state = election.state
-            return state.term if state.leader else None
-
-        def watch(listener: Callable[[], None]) -> None:
-            election.on_change(lambda _: listener())
-
-        return Host(settings, lambda: self.core, self._publish_notification, leader, watch)
+        cluster = self.cluster
+        return Host(
+            settings, lambda: self.core, self._publish_notification, cluster.leader, cluster.watch
+        )
 
     def _confirmed(self) -> ConfirmedCommit | None:
         if self.netconf is None or self.settings.netconf.port <= 0:
@@ -400,8 +372,8 @@ class Application:
 
     def __enter__(self) -> Application:
         self.hosted.start()  # the C-PS: the sweeper (throttled reports, aging, ledger)
-        if self.election is not None:
-            self.election.start()  # running is caught up: this replica may lead
+        if self.cluster is not None:
+            self.cluster.start()  # running is caught up: this replica may lead
         if not self.users.password_hashes():
             LOG.warning(
                 "no users in ietf-system:system/authentication: every request gets 401; "
@@ -429,10 +401,8 @@ class Application:
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.users.close()
-        if self.election is not None:
-            self.election.close()  # a leader hands over at once
-        if self.replication is not None:
-            self.replication.close()  # no more commits of the others to apply
+        if self.cluster is not None:
+            self.cluster.close()  # a leader hands over; no more commits of the others
         self.core.close()
         audit.record(Event.SERVER_STOP, SYSTEM.user, detail="stopped")
         self._close_records()
@@ -469,9 +439,8 @@ def serve(
         with application:
             readiness.done("northbound")
             readiness.set("southbound", lambda: southbound_ready(application.hosted))
-            replication = application.replication
-            if replication is not None:  # reads and select-service go on without it
-                why = replication.problem
+            if application.cluster is not None:  # reads and select-service go on without it
+                why = application.cluster.replication.problem
                 readiness.set("cluster-writes", lambda: why() is None, why)
             LOG.info("serving; state in %s", settings.state_dir)
             (stop or threading.Event()).wait()
