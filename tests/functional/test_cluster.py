@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ import requests
 from controller.cluster.etcd import Etcd, endpoints_of
 from tests.functional.cluster import Cluster, config_tree, running_cluster, wait_identical
 from tests.functional.netconf_client import admin_nc
-from tests.functional.restconf_server import ADMIN, JSON, Server, small_bench
+from tests.functional.restconf_server import ADMIN, JSON, Server, running_server, small_bench
 
 pytestmark = pytest.mark.functional
 ENTRIES = "data/bench-list:bench"
@@ -157,3 +158,15 @@ def test_every_replica_serves_the_same_tree(cluster: Cluster) -> None:
     """After all the above the three trees are identical, compared whole."""
     trees = [config_tree(replica) for replica in cluster.replicas]
     assert trees[0] == trees[1] == trees[2]
+
+
+def test_a_replica_with_another_secrets_key_is_refused(cluster: Cluster, tmp_path: Path) -> None:
+    """The configuration holds passwords encrypted with the cluster's key: a replica whose
+    state directory has another key does not start, and says what to do."""
+    state = tmp_path / "state"
+    with (
+        pytest.raises(RuntimeError, match="secrets key") as refused,
+        running_server(state, None, "--cluster", cluster.etcd.url, "--node-id", "stranger"),
+    ):
+        pass
+    assert "copy the key of a replica" in str(refused.value)
