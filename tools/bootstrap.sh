@@ -37,6 +37,9 @@ command -v yangcli >/dev/null 2>&1 || missing+=(yangcli)  # yuma123's NETCONF cl
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)  # verifies deploy/systemd units
+# The C-PS cluster (catsctl serve --cluster, docs/cluster.md) keeps its configuration in etcd;
+# its tests start a 3-member etcd on loopback.
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 if command -v "$python" >/dev/null 2>&1; then
   "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
   inc=$("$python" -c 'import sysconfig; print(sysconfig.get_path("include"))')

@@ -98,6 +98,10 @@ class Principal:
 #: The principal of the server's own work (state providers, start-up seeding, tests' setup).
 SYSTEM = Principal("system")
 
+#: error-app-tag of a configuration write refused because the cluster's store (etcd) has no
+#: quorum (``resource-denied``; RESTCONF answers 503, docs/cluster.md).
+CLUSTER_UNAVAILABLE = "cluster-unavailable"
+
 
 @dataclass(frozen=True, slots=True)
 class Edit:

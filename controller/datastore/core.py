@@ -56,9 +56,17 @@ from controller.datastore.kept import KeptDocuments
 from controller.datastore.locks import Locks
 from controller.datastore.nacm import NACM_PATH
 from controller.datastore.operations import DatastoreOperations
+from controller.datastore.replication import (
+    Record,
+    Replication,
+    StaleError,
+    catch_up,
+    retrying,
+    unavailable,
+)
 from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
 from controller.datastore.shadow import SHADOW_NODES, edit_nodes, shadow_transaction
-from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
+from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
 from controller.errors import CatsError, ErrorItem, ErrorType
@@ -91,6 +99,7 @@ class CoreSettings:
     max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
     shadow_nodes: int = SHADOW_NODES  # from this size an edit of running works on a copy
     compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
+    replication: Replication | None = None  # a cluster's log instead of running's journal
 
 
 class Core:
@@ -135,7 +144,11 @@ class Core:
         self._state.update(self.registrations.state)
         folder, disk = state_dir, self.settings.disk
         schema_id = snapshot.fingerprint(records, native.library_file())
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk, schema_id)
+        replicated = self.settings.replication
+        self.running = ConfigStore(
+            self.ctx, DatastoreName.RUNNING, None if replicated else folder, disk, schema_id
+        )
+        self.running.replication = replicated
         self._startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk, schema_id)
         self._startup_copied = True  # False: startup is running as loaded, not copied yet
         self._startup_lyb: bytes | None = None  # running as loaded, once running changed
@@ -372,6 +385,9 @@ class Core:
             with self._lock:
                 return self.candidate.edit(edits, principal, session, test_only=test_only)
         running = datastore is DatastoreName.RUNNING
+        problem = self.replication.problem() if running and self.replication else None
+        if problem is not None:  # no quorum: refused before any lock, reads go on
+            raise unavailable(problem)
         txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
         txn.defer_sync = running
         started = time.perf_counter()
@@ -381,7 +397,7 @@ class Core:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
                     self._keep_startup_as_loaded()  # the copy brings its own indexes
                     txn.defer_sync = False
-                    revision: Revision = shadow_transaction(self, txn)
+                    revision: Revision = retrying(self, lambda: shadow_transaction(self, txn))
                     self.running.compact_if_due(self.settings.compact_minimum)
                 else:
                     with self._lock:
@@ -408,9 +424,14 @@ class Core:
         return self._write
 
     def transaction(self, txn: Txn) -> Revision:
-        """Run one transaction past the session locks (the caller holds the core lock)."""
+        """Run one transaction past the session locks (the caller holds the core lock); in a
+        cluster, again on the newer state when another replica committed first."""
+        return retrying(self, lambda: self._transaction_once(txn))
+
+    def _transaction_once(self, txn: Txn) -> Revision:
         store = self.store(txn.datastore)
-        applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
+        guard = Guard(None, "cluster") if txn.replicated else self.guard(txn.principal)
+        applier = Applier(self.ctx, store.tree, guard)
         running = store is self.running
         if running:
             self.running_changes()
@@ -430,22 +451,13 @@ class Core:
             )
             if txn.test_only:
                 raise _TestOnlyError
-            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
-            # sync returns, after the locks are released (group commit)
-            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
-            if running:
-                self._run_hooks(store, change)
-            if running and self.history is not None:  # durable: keep how to undo it
-                self.history.record(
-                    store.txid,
-                    txn,
-                    current_request(),
-                    applied=applier.applied,
-                    undo=applier.undo.records,
-                )
+            self._persist(store, txn, change, applier)
         except _TestOnlyError:
             self._undo(applier, running=running)
             return store.revisions.of(None)
+        except StaleError:  # another replica committed first: run again on the newer state
+            self._undo(applier, running=running)
+            raise
         except CatsError as exc:
             located = locate(exc, applier.applied, store.tree)  # on the tree as edited
             self._undo(applier, running=running)
@@ -466,6 +478,71 @@ class Core:
             store.retract()
             raise
 
+    def _persist(self, store: ConfigStore, txn: Txn, change: Change, applier: Applier) -> None:
+        running = store is self.running
+        if running and store.replication is not None:
+            self._replicate(store, txn, change, applier)
+        else:
+            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
+            # sync returns, after the locks are released (group commit)
+            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
+            if running:
+                self._run_hooks(store, change)
+        if running and self.history is not None and not txn.replicated:  # keep how to undo it
+            undo = applier.undo.records
+            self.history.record(
+                store.txid, txn, current_request(), applied=applier.applied, undo=undo
+            )
+
+    def _replicate(self, store: ConfigStore, txn: Txn, change: Change, applier: Applier) -> None:
+        """A commit of running in a cluster: the hooks may refuse it before the cluster has
+        it (it cannot be taken back after); one of another replica is already committed."""
+        if txn.replicated:
+            try:
+                for hook in self.registrations.commit_hooks:
+                    hook(change)
+            except Exception:
+                LOG.exception("a commit hook refused transaction %d of the cluster", txn.replicated)
+            store.txid = txn.replicated
+            return
+        for hook in self.registrations.commit_hooks:
+            hook(change)
+        changed = [record.path for record in applier.applied]
+        store.persist(txn.edits, changed=changed, user=txn.principal.user)
+
+    # ------------------------------------------------------------------ cluster
+
+    @property
+    def replication(self) -> Replication | None:
+        """The cluster's log of commits (None: running has its own journal)."""
+        return self.settings.replication
+
+    @property
+    def applied(self) -> int:
+        """The last transaction of running applied here (in a cluster: the cluster's)."""
+        return self.running.txid
+
+    def apply_replicated(self, record: Record) -> None:
+        """Apply one commit another replica made (the caller holds both locks)."""
+        raw = record.get("edits")
+        edits = [edit_from_record(item) for item in raw] if isinstance(raw, list) else []
+        principal = Principal(str(record.get("user") or SYSTEM.user))
+        txid = int(str(record["txid"]))
+        self._transaction_once(Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid))
+
+    def follow(self) -> None:
+        """Apply what the cluster holds, then every commit of the others as it comes."""
+        replication = self.replication
+        if replication is not None:
+            catch_up(self)
+            replication.start(self._deliver)
+
+    def _deliver(self, records: list[Record]) -> None:
+        try:
+            catch_up(self, records)
+        except CatsError:
+            LOG.exception("a commit of the cluster could not be applied here")
+
     def _undo(self, applier: Applier, *, running: bool) -> None:
         applier.undo.rollback()
         if running:
@@ -483,7 +560,8 @@ class Core:
         if running:
             store.compact_if_due(self.settings.compact_minimum)
             self.authorization.after_commit(store.first[0], changed)
-            _audit_commit(txn, store.txid, changed)
+            if not txn.replicated:  # audited where it was made
+                _audit_commit(txn, store.txid, changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied

@@ -23,6 +23,7 @@ from controller.datastore.damage import Damage, StateDamagedError
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.journal import Journal, Ticket
+from controller.datastore.replication import Replication
 from controller.datastore.revisions import Revisions
 from controller.datastore.snapshot import Snapshot
 from controller.datastore.transaction import Applier
@@ -96,6 +97,8 @@ class ConfigStore:
         self.journal = Journal(folder, name.value, disk) if folder is not None else None
         self.revisions = Revisions()
         self.txid = 0
+        #: Where commits of running go instead of the journal (a cluster), when set.
+        self.replication: Replication | None = None
 
     def load(self, *, with_journal: bool = True) -> bool:
         """Load the snapshot and replay the journal, then validate everything once.
@@ -176,13 +179,34 @@ class ConfigStore:
         finally:
             self.tree.invalidate()  # libyang may have added defaults or dropped cases
 
-    def persist(self, edits: Sequence[Edit], *, defer: bool = False) -> Ticket | None:
-        """Make a commit durable before it is acknowledged (running: a journal record; any
-        other datastore: a new snapshot). On failure nothing of it is left on disk.
+    def persist(
+        self,
+        edits: Sequence[Edit],
+        *,
+        defer: bool = False,
+        changed: Sequence[DataPath] = (),
+        user: str = "",
+    ) -> Ticket | None:
+        """Make a commit durable before it is acknowledged (running: a journal record, or the
+        cluster's next transaction; any other datastore: a new snapshot). On failure nothing of
+        it is left on disk.
 
         With ``defer`` (running only) the record is written but not fsynced: the returned
         ticket must go to :meth:`sync` before the commit is acknowledged (group commit).
+        ``changed`` and ``user`` go into a cluster's record (:mod:`.replication`).
         """
+        if self.replication is not None:
+            now = datetime.now(UTC).isoformat()
+            record: dict[str, object] = {
+                "txid": self.txid + 1,
+                "time": now,
+                "user": user,
+                "edits": [edit_record(edit) for edit in edits],
+                "changed": [str(path) for path in changed],
+            }
+            self.replication.commit(self.txid + 1, record)
+            self.txid += 1
+            return None
         if self.journal is None:
             self.txid += 1
             return None
