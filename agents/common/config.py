@@ -1,4 +1,11 @@
-"""Strict typed reads of an agent's configuration document: every refusal names file and key.
+"""An agent's configuration document: read, validated by libyang, every refusal naming file and key.
+
+:func:`load_modelled` is how the C-SMA, the C-NMA and the forwarder read their files: the
+TOML or JSON document is the top container of the agent's YANG module (``cats-csma-config``,
+``cats-cnma-config``, ``cats-forwarder-config``), converted to RFC 7951 JSON
+(controller.model.config_file), validated by libyang as configuration and returned with every
+default of the module filled in; a refusal carries libyang's data path and reason, the file
+named in the message. What the schema says is not checked again in Python.
 
 :func:`load_document` reads a ``.toml`` or ``.json`` file. A :class:`Table` is one TOML table
 (or JSON object) with the dotted key that leads to it (``topology.links[2]``); its readers
@@ -15,14 +22,17 @@ import json
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.model import ModelError, Schema
+from controller.model.config_file import to_rfc7951
 from controller.selection.units import Micros
+from controller.types import Json
 
 E = TypeVar("E", bound=StrEnum)
 D = TypeVar("D")
@@ -50,14 +60,21 @@ class ConfigError(CatsError):
         return cls(ErrorItem(ErrorType.APPLICATION, "invalid-value", message, where))
 
 
-def load_document(path: Path) -> Mapping[str, Any]:
-    """The top-level table of a ``.toml`` file, or of a ``.json`` file (any other suffix)."""
+def load_document(path: Path, *, exact: bool = False) -> Mapping[str, Any]:
+    """The top-level table of a ``.toml`` file, or of a ``.json`` file (any other suffix);
+    ``exact`` reads fractions as :class:`~decimal.Decimal` (a decimal64 stays what was
+    written)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError.at(str(path), f"cannot read: {exc.strerror}") from exc
+    number = Decimal if exact else float
     try:
-        document: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        document: Any = (
+            tomllib.loads(text, parse_float=number)
+            if path.suffix == ".toml"
+            else json.loads(text, parse_float=number)
+        )
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError.at(str(path), f"not TOML: {exc}") from exc
     except json.JSONDecodeError as exc:
@@ -65,6 +82,23 @@ def load_document(path: Path) -> Mapping[str, Any]:
     if not isinstance(document, dict):
         raise ConfigError.at(str(path), "the document is not a table (JSON object)")
     return document
+
+
+def load_modelled(path: Path, schema: Schema, top: str) -> Json:
+    """The configuration of ``path`` as validated RFC 7951 JSON of ``top``, defaults filled in.
+
+    ``top`` is the module-qualified top container (``cats-forwarder-config:forwarder``); the
+    file holds its members. Raises :class:`ConfigError` whose items carry libyang's data path
+    (``/cats-forwarder-config:forwarder/data-plane/threads``) and reason, the file named.
+    """
+    document = to_rfc7951(schema, top, load_document(path, exact=True))
+    try:
+        printed = schema.with_defaults(json.dumps(document, default=str))
+    except ModelError as exc:
+        items = (replace(item, message=f"{path}: {item.message}") for item in exc.items)
+        raise ConfigError(*items) from exc
+    validated: Json = json.loads(printed).get(top, {})
+    return validated
 
 
 def _is_number(value: object) -> bool:

@@ -254,7 +254,7 @@ def start(folder: Path, topology: Topology, policy: Json) -> Iterator[Running]:
         forwarder = {
             "forwarder-id": INGRESS_ID,
             "role": ["ingress"],
-            "data-plane": {"threads": 256, "read-timeout": 300},
+            "data-plane": {"threads": 256, "read-timeout-ms": 300_000},
             "users": [{"name": "cps", "password": PASSWORD}],
         }
         launcher.start(
