@@ -4,9 +4,9 @@ An agent that is itself a model-driven server (controller.app) authenticates its
 against ``ietf-system:system/authentication`` (RFC 7317 3.2). ``[[users]]`` gives each one a
 ``name`` and ``password`` or ``password-hash`` (``catsctl hash-password``), read by
 :func:`password_hash_of` once the agent's module has validated them; :func:`seed_logins`
-replaces the users in running with them at start, with the access-control policy (RFC 8341) that gives each user its role's rights. The
-forwarder's users are :class:`Login` values (:func:`logins_of`); the C-SMA's carry a role too
-(agents.csma.config_state).
+replaces the users in running with them at start, with the access-control policy (RFC 8341)
+that gives each user its role's rights. The forwarder's users are :class:`Login` values
+(:func:`logins_of`); the C-SMA's carry a role too (agents.csma.config_state).
 """
 
 from __future__ import annotations
