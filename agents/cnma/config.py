@@ -19,7 +19,7 @@ from agents.cnma.probe import Probe
 from agents.cnma.topology import Topology
 from agents.cnma.topology_config import read_probes, read_topology
 from agents.common.config import ConfigError, Table, load_document
-from agents.common.cps import CpsSettings, parse_cps
+from agents.common.cps import CpsSettings, parse_cps_table
 from controller.selection.units import Micros
 
 ZERO = Micros(0)
@@ -118,7 +118,7 @@ def parse_config(document: Table, base: Path) -> CnmaConfig:
     return CnmaConfig(
         topology,
         document.text("name", None),
-        parse_cps(document.table("cps"), base),
+        parse_cps_table(document.table("cps"), base),
         _reporting(document.table("reporting")),
         _policy(document.table("paths")),
         read_probes(document.tables("probes"), topology),

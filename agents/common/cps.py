@@ -1,4 +1,4 @@
-"""Where the C-PS is and who an agent is to it: the ``[cps]`` table of an agent's configuration.
+"""Where the C-PS is and who an agent is to it: the ``cps`` container of an agent's module.
 
 The C-NMA, the C-SMA and the agent gateway report to the C-PS over RESTCONF with HTTP basic
 auth (RFC 8040), or over NETCONF on SSH with the same user and password (RFC 6241, RFC 6242)
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.common.config import ConfigError, Table
+from controller.types import Json
 
 DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"
 
@@ -39,10 +40,29 @@ def read_password(path: Path, where: str) -> str:
     return lines[0]
 
 
-def parse_cps(table: Table, base: Path, *, netconf: bool = True) -> CpsSettings:
-    """The ``[cps]`` table of an agent: the C-PS's RESTCONF root, the agent's login (a
-    password, or a password file relative to ``base``), the timeout and, where the agent
-    speaks it (``netconf``), a NETCONF endpoint."""
+def parse_cps(entry: Json, base: Path) -> CpsSettings:
+    """A validated ``cps`` container of an agent's module: the C-PS's RESTCONF root, the
+    agent's login (a password, or a password file relative to ``base``), the timeout (ms in
+    the file) and, where the agent speaks it, a NETCONF endpoint (``host:port``)."""
+    password = entry.get("password")
+    if "password-file" in entry:
+        password = read_password(base / entry["password-file"], "cps/password-file")
+    netconf = entry.get("netconf")
+    host, _, port = (netconf or "").rpartition(":")
+    return CpsSettings(
+        entry["url"].rstrip("/"),
+        entry.get("username"),
+        password,
+        entry["timeout-ms"] / 1000,
+        None if netconf is None else (host.strip("[]"), int(port)),
+    )
+
+
+def parse_cps_table(table: Table, base: Path, *, netconf: bool = True) -> CpsSettings:
+    """The ``[cps]`` table of an agent without a configuration module yet (the C-NMA): the
+    C-PS's RESTCONF root, the agent's login (a password, or a password file relative to
+    ``base``), the timeout (s) and, where the agent speaks it (``netconf``), a NETCONF
+    endpoint."""
     names = ["url", "username", "password", "password-file", "timeout"]
     table.allow(*names, *(["netconf"] if netconf else []))
     if "password" in table.values and "password-file" in table.values:

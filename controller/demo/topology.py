@@ -204,10 +204,10 @@ def csma_config(site: SiteSpec, cps_url: str, password: str, csci_ids: dict[str,
     return {
         "name": site.csma,
         "site": site.site,
-        "cps": {"url": cps_url, "username": site.csma, "password": password, "timeout": 5},
+        "cps": {"url": cps_url, "username": site.csma, "password": password, "timeout-ms": 5000},
         "reporting": {
-            "interval": 0.2,
-            "heartbeat": 1,
+            "interval-ms": 200,
+            "heartbeat-ms": 1000,
             "aggregation": "per-sci",
             "thresholds": {"computing-time-relative": 5},
         },
