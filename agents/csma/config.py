@@ -156,7 +156,7 @@ def parse_config(document: Json, base: Path, now: float) -> CsmaConfig:
         document.get("name", f"csma-{site}"),
         base / state_dir if state_dir else DEFAULT_STATE_DIR,
         ServerConfig(server["address"], server["restconf-port"], server["netconf-port"]),
-        parse_cps(document["cps"], base),
+        parse_cps(document["cps"], base, f"/{TOP}/cps"),
         _reporting(document["reporting"]),
         read_users(document.get("users", [])),
         read_instances(document.get("instances", []), now),

@@ -59,7 +59,11 @@ PRODUCT_MODULES: tuple[str, ...] = ("cats-controller-admin",)
 
 #: The agents' configuration modules (product modules too, never in a server's schema): each
 #: agent validates its configuration file against its own (agents.common.config).
-AGENT_MODULES: tuple[str, ...] = ("cats-csma-config", "cats-forwarder-config")
+AGENT_MODULES: tuple[str, ...] = (
+    "cats-csma-config",
+    "cats-cnma-config",
+    "cats-forwarder-config",
+)
 
 #: Everything ``catsctl serve`` implements before any ``--yang-dir``.
 SERVER_MODULES: tuple[str, ...] = CATS_MODULES + PRODUCT_MODULES + STANDARD_MODULES

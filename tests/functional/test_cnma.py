@@ -95,7 +95,11 @@ def configuration(
         "username": CNMA[0],
         "password-file": "cnma.password",
     }
-    document["reporting"] |= {"interval": INTERVAL, "heartbeat": HEARTBEAT, "forwarding-view": True}
+    document["reporting"] |= {
+        "interval-ms": int(INTERVAL * 1000),
+        "heartbeat-ms": int(HEARTBEAT * 1000),
+        "forwarding-view": True,
+    }
     if change is not None:
         change(document)
     path = folder / "cnma.toml"
@@ -305,7 +309,7 @@ def test_probe_measures_and_a_change_is_a_delta(server: Server, folder: Path) ->
             "egress": CF3,
             "target": f"127.0.0.1:{echo.address[1]}",
             "count": 3,
-            "timeout": 0.5,
+            "timeout-ms": 500,
             "use": "replace",
         }
 
@@ -341,7 +345,7 @@ def test_bad_probe_replies_are_refused_and_the_model_kept(server: Server, folder
             "egress": CF3,
             "target": f"127.0.0.1:{echo.address[1]}",
             "count": 2,
-            "timeout": 0.1,
+            "timeout-ms": 100,
         }
 
         def with_probe(document: dict[str, Any]) -> None:
