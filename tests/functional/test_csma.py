@@ -542,7 +542,10 @@ def test_a_small_sites_single_slot_change_is_reported_at_once(
     """GAS 10 to 9 is 10 %, one slot: on a site this small every change counts, as a delta,
     without waiting for the heartbeat (30 s here)."""
     config = csma_config(
-        CSMA_SITE, server, aggregation="per-site", heartbeat=30, **{"site-csci-id": "SS2-small"}
+        CSMA_SITE,
+        server,
+        aggregation="per-site",
+        **{"heartbeat-ms": 30_000, "site-csci-id": "SS2-small"},
     )
     with Csma(CSMA_SITE, tmp_path, config) as site:
         report = "ietf-cats-sci:report-sci-metrics"
