@@ -261,7 +261,9 @@ def test_bad_reload_is_refused_and_the_agent_keeps_reporting(server: Server, fol
         config.write_text(config.read_text().replace("delay = 2\n", "delay = -2\n", 1))
         cnma.process.send_signal(signal.SIGHUP)
         wait_for(lambda: "reload refused" in cnma.stderr(), cnma)
-        assert "topology.links[0].delay" in cnma.stderr()
+        refusal = "/cats-cnma-config:cnma/topology/links[from='10.0.0.1'][to='P1']/delay"
+        assert refusal in cnma.stderr()
+        assert "Unsatisfied range" in cnma.stderr()
         before = counts(server)[0]
         wait_for(lambda: counts(server)[0] > before, cnma, timeout=HEARTBEAT + 2)
         assert ms(nst(server)[CF2]["network-delay"]) == 8
@@ -416,5 +418,5 @@ def test_malformed_configuration_is_refused_at_start(folder: Path) -> None:
         check=False,
     )
     assert done.returncode == 1
-    assert "topology.nodes[0].role" in done.stderr
-    assert "expected one of ingress, egress, transit" in done.stderr
+    assert "/cats-cnma-config:cnma/topology/nodes[id='10.0.0.1']/role" in done.stderr
+    assert 'Invalid enumeration value "core"' in done.stderr
