@@ -24,17 +24,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
-from enum import Enum, StrEnum
+from enum import Enum
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import ModelError, Schema
 from controller.model.config_file import to_rfc7951
-from controller.selection.units import Micros
 from controller.types import Json
 
-E = TypeVar("E", bound=StrEnum)
 D = TypeVar("D")
 _UINT32_MAX = 2**32 - 1
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/\-]*")  # cats-t:identifier
@@ -180,33 +178,6 @@ class Table:
         return number
 
     @overload
-    def millis(self, name: str) -> Micros: ...
-    @overload
-    def millis(self, name: str, default: D) -> Micros | D: ...
-    def millis(self, name: str, default: object = _MISSING) -> object:
-        """Milliseconds with at most three fraction digits, as whole microseconds."""
-        value = self.decimal(name, default)
-        if not isinstance(value, Decimal) or value is default:
-            return value
-        scaled = value * 1000
-        if scaled != scaled.to_integral_value() or scaled > _UINT32_MAX:
-            raise self.error(name, f"{value} ms is not a whole number of microseconds (uint32)")
-        return Micros(int(scaled))
-
-    @overload
-    def seconds(self, name: str) -> float: ...
-    @overload
-    def seconds(self, name: str, default: D) -> float | D: ...
-    def seconds(self, name: str, default: object = _MISSING) -> object:
-        """A positive duration in seconds."""
-        value = self.decimal(name, default)
-        if not isinstance(value, Decimal) or value is default:
-            return value
-        if value <= 0:
-            raise self.error(name, "expected a positive number of seconds")
-        return float(value)
-
-    @overload
     def boolean(self, name: str) -> bool: ...
     @overload
     def boolean(self, name: str, default: D) -> bool | D: ...
@@ -216,21 +187,6 @@ class Table:
         if value is not default and not isinstance(value, bool):
             raise self.error(name, f"expected true or false, got {value!r}")
         return value
-
-    @overload
-    def choice(self, name: str, kind: type[E]) -> E: ...
-    @overload
-    def choice(self, name: str, kind: type[E], default: D) -> E | D: ...
-    def choice(self, name: str, kind: type[E], default: object = _MISSING) -> object:
-        """One of the values of a StrEnum."""
-        value = self._get(name, default)
-        if value is default or isinstance(value, kind):
-            return value
-        try:
-            return kind(value)
-        except ValueError:
-            allowed = ", ".join(member.value for member in kind)
-            raise self.error(name, f"expected one of {allowed}, got {value!r}") from None
 
     def forwarder(self, name: str) -> str:
         """A cats-t:forwarder-id: an IP address or an identifier."""
