@@ -8,11 +8,10 @@ default of the module filled in; a refusal carries libyang's data path and reaso
 named in the message. What the schema says is not checked again in Python.
 
 :func:`load_document` reads a ``.toml`` or ``.json`` file. A :class:`Table` is one TOML table
-(or JSON object) with the dotted key that leads to it (``topology.links[2]``); its readers
-convert and range-check one key each, return the type they name (or the default given) and
-raise :class:`ConfigError` naming ``FILE: KEY``, for example ``cnma.toml:
-topology.links[1].delay: expected a non-negative number, got -1``. ``allow`` refuses keys
-nobody reads, so a typo in a key is an error rather than a silently ignored setting.
+(or JSON object) with the dotted key that leads to it, for documents without a YANG module
+(the agent gateway's episode descriptions, command-line values); its readers convert and
+range-check one key each and raise :class:`ConfigError` naming ``FILE: KEY``; ``allow``
+refuses keys nobody reads.
 """
 
 from __future__ import annotations
