@@ -1,10 +1,15 @@
-"""The C-NMA configuration file (TOML or JSON), validated strictly on load.
+"""The C-NMA configuration file (TOML or JSON): the ``cats-cnma-config`` module.
+
+libyang validates the file against the module (agents.common.config.load_modelled), every
+refusal naming the file, the data path and the reason; the defaults are the module's and every
+duration is in milliseconds (``interval-ms``, ``heartbeat-ms``, ``timeout-ms``; delays and
+jitter as before).
 
 Top-level keys: ``name`` (the C-NMA's name in MSG-7, default the user name), ``[cps]``
 (RESTCONF root, credentials), ``[reporting]`` (intervals, units, delta thresholds of
 service-metrics-op 8), ``[paths]`` (path choice and aggregation rules), ``[topology]`` (nodes,
 links, endpoints, candidates) and ``[[probes]]`` (active measurement). The topology tables are
-read by :mod:`agents.cnma.topology_config`. Every refusal names the file and the dotted key.
+read by :mod:`agents.cnma.topology_config`.
 """
 
 from __future__ import annotations
@@ -17,11 +22,15 @@ from pathlib import Path
 from agents.cnma.paths import AdminGroupRule, JitterRule, PathMetric, PathPolicy
 from agents.cnma.probe import Probe
 from agents.cnma.topology import Topology
-from agents.cnma.topology_config import read_probes, read_topology
-from agents.common.config import ConfigError, Table, load_document
+from agents.cnma.topology_config import micros, read_probes, read_topology
+from agents.common.config import ConfigError, load_modelled
 from agents.common.cps import CpsSettings, parse_cps
+from controller.model import Schema
 from controller.selection.units import Micros
+from controller.types import Json
 
+MODULE = "cats-cnma-config"
+TOP = f"{MODULE}:cnma"
 ZERO = Micros(0)
 
 
@@ -77,58 +86,47 @@ class CnmaConfig:
         return self.name or self.cps.username or "c-nma"
 
 
-def _thresholds(table: Table) -> Thresholds:
-    table.allow("delay", "delay-relative", "jitter", "bandwidth-relative", "loss")
-    return Thresholds(
-        table.millis("delay", Micros(0)),
-        table.decimal("delay-relative", Decimal(0)),
-        table.millis("jitter", Micros(0)),
-        table.decimal("bandwidth-relative", Decimal(0)),
-        table.integer("loss", 0, maximum=1_000_000),
+def _reporting(doc: Json) -> Reporting:
+    thresholds = doc["thresholds"]
+    return Reporting(
+        doc["interval-ms"] / 1000,
+        doc["heartbeat-ms"] / 1000,
+        DelayUnit(doc["delay-unit"]),
+        Thresholds(
+            micros(thresholds["delay"]),
+            Decimal(thresholds["delay-relative"]),
+            micros(thresholds["jitter"]),
+            Decimal(thresholds["bandwidth-relative"]),
+            thresholds["loss"],
+        ),
+        forwarding_view=doc["forwarding-view"],
     )
 
 
-def _reporting(table: Table) -> Reporting:
-    table.allow("interval", "heartbeat", "delay-unit", "thresholds", "forwarding-view")
-    reporting = Reporting(
-        table.seconds("interval", 5.0),
-        table.seconds("heartbeat", 60.0),
-        table.choice("delay-unit", DelayUnit, DelayUnit.MS),
-        _thresholds(table.table("thresholds")),
-        forwarding_view=table.boolean("forwarding-view", default=False),
-    )
-    if reporting.heartbeat < reporting.interval:
-        raise table.error("heartbeat", "the heartbeat must not be shorter than the interval")
-    return reporting
-
-
-def _policy(table: Table) -> PathPolicy:
-    table.allow("metric", "jitter", "admin-group")
-    return PathPolicy(
-        table.choice("metric", PathMetric, PathMetric.IGP),
-        table.choice("jitter", JitterRule, JitterRule.SUM),
-        table.choice("admin-group", AdminGroupRule, AdminGroupRule.ANY),
-    )
-
-
-def parse_config(document: Table, base: Path) -> CnmaConfig:
-    """A configuration from its top-level table; ``base`` resolves relative file names."""
-    document.allow("name", "cps", "reporting", "paths", "topology", "probes")
-    topology = read_topology(document.table("topology", required=True))
+def parse_config(document: Json, base: Path, file: str = "") -> CnmaConfig:
+    """A validated ``cnma`` container (defaults filled in); ``base`` resolves relative file
+    names and ``file`` is named in a refusal."""
+    topology = read_topology(document["topology"], f"/{TOP}/topology", file)
+    paths = document["paths"]
     return CnmaConfig(
         topology,
-        document.text("name", None),
-        parse_cps(document.table("cps"), base),
-        _reporting(document.table("reporting")),
-        _policy(document.table("paths")),
-        read_probes(document.tables("probes"), topology),
+        document.get("name"),
+        parse_cps(document["cps"], base, f"/{TOP}/cps"),
+        _reporting(document["reporting"]),
+        PathPolicy(
+            PathMetric(paths["metric"]),
+            JitterRule(paths["jitter"]),
+            AdminGroupRule(paths["admin-group"]),
+        ),
+        read_probes(document.get("probes", [])),
     )
 
 
 def load_config(path: Path) -> CnmaConfig:
     """Read and validate a configuration file; :class:`ConfigError` names what is wrong."""
-    table = Table(load_document(path), str(path))
-    return parse_config(table, path.parent)
+    with Schema(modules=(MODULE,)) as schema:
+        document = load_modelled(path, schema, TOP)
+    return parse_config(document, path.parent, str(path))
 
 
 def with_overrides(

@@ -1,11 +1,17 @@
-"""Strict typed reads of an agent's configuration document: every refusal names file and key.
+"""An agent's configuration document: read, validated by libyang, every refusal naming file and key.
+
+:func:`load_modelled` is how the C-SMA, the C-NMA and the forwarder read their files: the
+TOML or JSON document is the top container of the agent's YANG module (``cats-csma-config``,
+``cats-cnma-config``, ``cats-forwarder-config``), converted to RFC 7951 JSON
+(controller.model.config_file), validated by libyang as configuration and returned with every
+default of the module filled in; a refusal carries libyang's data path and reason, the file
+named in the message. What the schema says is not checked again in Python.
 
 :func:`load_document` reads a ``.toml`` or ``.json`` file. A :class:`Table` is one TOML table
-(or JSON object) with the dotted key that leads to it (``topology.links[2]``); its readers
-convert and range-check one key each, return the type they name (or the default given) and
-raise :class:`ConfigError` naming ``FILE: KEY``, for example ``cnma.toml:
-topology.links[1].delay: expected a non-negative number, got -1``. ``allow`` refuses keys
-nobody reads, so a typo in a key is an error rather than a silently ignored setting.
+(or JSON object) with the dotted key that leads to it, for documents without a YANG module
+(the agent gateway's episode descriptions, command-line values); its readers convert and
+range-check one key each and raise :class:`ConfigError` naming ``FILE: KEY``; ``allow``
+refuses keys nobody reads.
 """
 
 from __future__ import annotations
@@ -15,16 +21,17 @@ import json
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
-from enum import Enum, StrEnum
+from enum import Enum
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
 from controller.errors import CatsError, ErrorItem, ErrorType
-from controller.selection.units import Micros
+from controller.model import ModelError, Schema
+from controller.model.config_file import to_rfc7951
+from controller.types import Json
 
-E = TypeVar("E", bound=StrEnum)
 D = TypeVar("D")
 _UINT32_MAX = 2**32 - 1
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/\-]*")  # cats-t:identifier
@@ -50,14 +57,21 @@ class ConfigError(CatsError):
         return cls(ErrorItem(ErrorType.APPLICATION, "invalid-value", message, where))
 
 
-def load_document(path: Path) -> Mapping[str, Any]:
-    """The top-level table of a ``.toml`` file, or of a ``.json`` file (any other suffix)."""
+def load_document(path: Path, *, exact: bool = False) -> Mapping[str, Any]:
+    """The top-level table of a ``.toml`` file, or of a ``.json`` file (any other suffix);
+    ``exact`` reads fractions as :class:`~decimal.Decimal` (a decimal64 stays what was
+    written)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError.at(str(path), f"cannot read: {exc.strerror}") from exc
+    number = Decimal if exact else float
     try:
-        document: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        document: Any = (
+            tomllib.loads(text, parse_float=number)
+            if path.suffix == ".toml"
+            else json.loads(text, parse_float=number)
+        )
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError.at(str(path), f"not TOML: {exc}") from exc
     except json.JSONDecodeError as exc:
@@ -65,6 +79,23 @@ def load_document(path: Path) -> Mapping[str, Any]:
     if not isinstance(document, dict):
         raise ConfigError.at(str(path), "the document is not a table (JSON object)")
     return document
+
+
+def load_modelled(path: Path, schema: Schema, top: str) -> Json:
+    """The configuration of ``path`` as validated RFC 7951 JSON of ``top``, defaults filled in.
+
+    ``top`` is the module-qualified top container (``cats-forwarder-config:forwarder``); the
+    file holds its members. Raises :class:`ConfigError` whose items carry libyang's data path
+    (``/cats-forwarder-config:forwarder/data-plane/threads``) and reason, the file named.
+    """
+    document = to_rfc7951(schema, top, load_document(path, exact=True))
+    try:
+        printed = schema.with_defaults(json.dumps(document, default=str))
+    except ModelError as exc:
+        items = (replace(item, message=f"{path}: {item.message}") for item in exc.items)
+        raise ConfigError(*items) from exc
+    validated: Json = json.loads(printed).get(top, {})
+    return validated
 
 
 def _is_number(value: object) -> bool:
@@ -146,33 +177,6 @@ class Table:
         return number
 
     @overload
-    def millis(self, name: str) -> Micros: ...
-    @overload
-    def millis(self, name: str, default: D) -> Micros | D: ...
-    def millis(self, name: str, default: object = _MISSING) -> object:
-        """Milliseconds with at most three fraction digits, as whole microseconds."""
-        value = self.decimal(name, default)
-        if not isinstance(value, Decimal) or value is default:
-            return value
-        scaled = value * 1000
-        if scaled != scaled.to_integral_value() or scaled > _UINT32_MAX:
-            raise self.error(name, f"{value} ms is not a whole number of microseconds (uint32)")
-        return Micros(int(scaled))
-
-    @overload
-    def seconds(self, name: str) -> float: ...
-    @overload
-    def seconds(self, name: str, default: D) -> float | D: ...
-    def seconds(self, name: str, default: object = _MISSING) -> object:
-        """A positive duration in seconds."""
-        value = self.decimal(name, default)
-        if not isinstance(value, Decimal) or value is default:
-            return value
-        if value <= 0:
-            raise self.error(name, "expected a positive number of seconds")
-        return float(value)
-
-    @overload
     def boolean(self, name: str) -> bool: ...
     @overload
     def boolean(self, name: str, default: D) -> bool | D: ...
@@ -182,21 +186,6 @@ class Table:
         if value is not default and not isinstance(value, bool):
             raise self.error(name, f"expected true or false, got {value!r}")
         return value
-
-    @overload
-    def choice(self, name: str, kind: type[E]) -> E: ...
-    @overload
-    def choice(self, name: str, kind: type[E], default: D) -> E | D: ...
-    def choice(self, name: str, kind: type[E], default: object = _MISSING) -> object:
-        """One of the values of a StrEnum."""
-        value = self._get(name, default)
-        if value is default or isinstance(value, kind):
-            return value
-        try:
-            return kind(value)
-        except ValueError:
-            allowed = ", ".join(member.value for member in kind)
-            raise self.error(name, f"expected one of {allowed}, got {value!r}") from None
 
     def forwarder(self, name: str) -> str:
         """A cats-t:forwarder-id: an IP address or an identifier."""

@@ -1,4 +1,4 @@
-"""Where the C-PS is and who an agent is to it: the ``[cps]`` table of an agent's configuration.
+"""Where the C-PS is and who an agent is to it: the ``cps`` container of an agent's module.
 
 The C-NMA, the C-SMA and the agent gateway report to the C-PS over RESTCONF with HTTP basic
 auth (RFC 8040), or over NETCONF on SSH with the same user and password (RFC 6241, RFC 6242)
@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.common.config import ConfigError, Table
+from agents.common.config import ConfigError
+from controller.types import Json
 
 DEFAULT_CPS_URL = "http://127.0.0.1:8080/restconf"
 
@@ -39,25 +40,20 @@ def read_password(path: Path, where: str) -> str:
     return lines[0]
 
 
-def parse_cps(table: Table, base: Path, *, netconf: bool = True) -> CpsSettings:
-    """The ``[cps]`` table of an agent: the C-PS's RESTCONF root, the agent's login (a
-    password, or a password file relative to ``base``), the timeout and, where the agent
-    speaks it (``netconf``), a NETCONF endpoint."""
-    names = ["url", "username", "password", "password-file", "timeout"]
-    table.allow(*names, *(["netconf"] if netconf else []))
-    if "password" in table.values and "password-file" in table.values:
-        raise table.error("password-file", "give password or password-file, not both")
-    password = table.text("password", None)
-    if "password-file" in table.values:
-        name = table.text("password-file")
-        password = read_password(base / name, f"{table.file}: {table.key('password-file')}")
-    url = table.text("url", DEFAULT_CPS_URL)
-    if not url.startswith(("http://", "https://")):
-        raise table.error("url", f"expected an http:// or https:// RESTCONF root, got {url!r}")
+def parse_cps(entry: Json, base: Path, where: str) -> CpsSettings:
+    """A validated ``cps`` container of an agent's module: the C-PS's RESTCONF root, the
+    agent's login (a password, or a password file relative to ``base``), the timeout (ms in
+    the file) and, where the agent speaks it, a NETCONF endpoint (``host:port``). ``where``
+    (the container's data path) places the refusal of an unreadable password file."""
+    password = entry.get("password")
+    if "password-file" in entry:
+        password = read_password(base / entry["password-file"], f"{where}/password-file")
+    netconf = entry.get("netconf")
+    host, _, port = (netconf or "").rpartition(":")
     return CpsSettings(
-        url.rstrip("/"),
-        table.text("username", None),
+        entry["url"].rstrip("/"),
+        entry.get("username"),
         password,
-        table.seconds("timeout", 5.0),
-        table.endpoint("netconf") if "netconf" in table.values else None,
+        entry["timeout-ms"] / 1000,
+        None if netconf is None else (host.strip("[]"), int(port)),
     )

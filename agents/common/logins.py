@@ -3,21 +3,19 @@
 An agent that is itself a model-driven server (controller.app) authenticates its clients
 against ``ietf-system:system/authentication`` (RFC 7317 3.2). ``[[users]]`` gives each one a
 ``name`` and ``password`` or ``password-hash`` (``catsctl hash-password``), read by
-:func:`read_password_hash`; :func:`seed_logins` replaces the users in running with them at
-start, with the access-control policy (RFC 8341) that gives each user its role's rights. The
-forwarder's users are :class:`Login` values (:func:`read_logins`); the C-SMA's carry a role too
-(agents.csma.config_state).
+:func:`password_hash_of` once the agent's module has validated them; :func:`seed_logins`
+replaces the users in running with them at start, with the access-control policy (RFC 8341)
+that gives each user its role's rights. The forwarder's users are :class:`Login` values
+(:func:`logins_of`); the C-SMA's carry a role too (agents.csma.config_state).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agents.common.config import Table
 from controller.auth import hash_password
 from controller.datastore.api import SYSTEM, DatastoreName, Edit, EditOperation
 from controller.datastore.core import Core
@@ -27,8 +25,6 @@ from controller.types import DataPath, Json
 AUTH_PATH = DataPath("/ietf-system:system/authentication")
 ACM = "ietf-netconf-acm"
 NACM = DataPath(f"/{ACM}:nacm")
-_CRYPT = re.compile(r"\$[0-9a-z]+(\$[^$\s]+)+")
-_KEY_DATA = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 
 #: An authorized SSH public key: (algorithm, base64 key data), as ``~/.ssh/id_*.pub`` has it.
@@ -70,50 +66,25 @@ class Account(Protocol):
         ...
 
 
-def read_keys(table: Table) -> tuple[PublicKey, ...]:
-    """``authorized-key``: a list of public keys as ``ssh-keygen`` writes them
-    (``ssh-ed25519 AAAA... comment``)."""
-    value = table.values.get("authorized-key", [])
-    if not isinstance(value, list):
-        raise table.error("authorized-key", "expected a list of public keys")
-    keys = []
-    for item in value:
-        parts = item.split() if isinstance(item, str) else []
-        if len(parts) < 2 or not _KEY_DATA.fullmatch(parts[1]):  # noqa: PLR2004
-            raise table.error("authorized-key", "expected 'ALGORITHM BASE64-KEY [comment]'")
-        keys.append((parts[0], parts[1]))
-    return tuple(keys)
+def keys_of(entry: Json) -> tuple[PublicKey, ...]:
+    """A validated user's ``authorized-key`` list (``ssh-ed25519 AAAA... comment``) as
+    (algorithm, key data) pairs; the module's pattern has checked the form."""
+    return tuple((key.split()[0], key.split()[1]) for key in entry.get("authorized-key", ()))
 
 
-def read_password_hash(table: Table) -> tuple[str, str | None]:
-    """A user's ``password`` or ``password-hash`` (at most one; none only for a user with an
-    ``authorized-key``): the crypt hash ("" for none), and the plaintext when it was
-    ``password``."""
-    given = ("password" in table.values) + ("password-hash" in table.values)
-    if given == 0 and "authorized-key" in table.values:
-        return "", None
-    if given != 1:
-        raise table.error("password", "give exactly one of password and password-hash")
-    if "password-hash" in table.values:
-        hashed = table.text("password-hash")
-        if not _CRYPT.fullmatch(hashed):
-            raise table.error("password-hash", "expected a crypt hash ($6$...)")
-        return hashed, None
-    password = table.text("password")
-    return hash_password(password), password
+def password_hash_of(entry: Json) -> tuple[str, str | None]:
+    """A validated user's crypt hash ("" for a key-only user) and the plaintext when the file
+    gave ``password`` (hashed here; the module has checked that at most one is given)."""
+    if "password" in entry:
+        return hash_password(entry["password"]), entry["password"]
+    return entry.get("password-hash", ""), None
 
 
-def read_logins(tables: list[Table]) -> tuple[Login, ...]:
-    """``[[users]]``: names are unique, exactly one of password and password-hash each."""
-    found: list[Login] = []
-    for table in tables:
-        table.allow("name", "password", "password-hash", "authorized-key")
-        hashed, _ = read_password_hash(table)
-        name = table.text("name")
-        if any(login.name == name for login in found):
-            raise table.error("name", f"user {name!r} is given twice")
-        found.append(Login(name, hashed, keys=read_keys(table)))
-    return tuple(found)
+def logins_of(entries: Iterable[Json]) -> tuple[Login, ...]:
+    """A validated ``users`` list (keyed by name, so names are unique)."""
+    return tuple(
+        Login(entry["name"], password_hash_of(entry)[0], keys=keys_of(entry)) for entry in entries
+    )
 
 
 def seed_logins(core: Core, logins: Iterable[Account], rule_lists: Sequence[Json]) -> None:

@@ -17,14 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from agents.common.config import Table
 from agents.csma.values import Entry, EntryKey
 from controller.types import CsciId, CsId, Json
 
 MODULE = "ietf-cats-agent-selection"
 OPERATION = "advertise-capability"
-MODES = frozenset({"request-response", "streaming", "tool-call", "fan-out"})
-PRECISIONS = frozenset({"fp32", "bf16", "fp16", "fp8", "int8", "int4"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,41 +42,28 @@ class Capability:
     load_rate: Decimal | None = None
 
 
-def _names(table: Table, name: str, allowed: frozenset[str]) -> tuple[str, ...]:
-    value = table.values.get(name, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise table.error(name, "expected a list of strings")
-    wrong = [v for v in value if v not in allowed]
-    if wrong:
-        raise table.error(name, f"expected any of {', '.join(sorted(allowed))}, got {wrong[0]!r}")
-    return tuple(value)
+def _decimal(entry: Json, name: str) -> Decimal | None:
+    value = entry.get(name)
+    return None if value is None else Decimal(value)
 
 
-def read_capability(table: Table) -> Capability | None:
-    """``[instances.capability]``, None when the instance has none."""
-    if not table.values:
-        return None
-    table.allow(
-        "tier",
-        "context-window",
-        "modes",
-        "precisions",
-        "prefill-rate",
-        "memory-free",
-        "weights",
-        "resident",
-        "load-rate",
-    )
+def _integer(entry: Json, name: str) -> int | None:
+    value = entry.get(name)
+    return None if value is None else int(value)
+
+
+def read_capability(entry: Json) -> Capability:
+    """A validated ``capability`` container (cats-csma-config)."""
     return Capability(
-        table.text("tier", None),
-        table.integer("context-window", None),
-        _names(table, "modes", MODES),
-        _names(table, "precisions", PRECISIONS),
-        table.decimal("prefill-rate", None),
-        table.integer("memory-free", None, maximum=2**63),
-        table.integer("weights", None, maximum=2**63),
-        table.boolean("resident", default=True),
-        table.decimal("load-rate", None),
+        entry.get("tier"),
+        _integer(entry, "context-window"),
+        tuple(entry.get("modes", ())),
+        tuple(entry.get("precisions", ())),
+        _decimal(entry, "prefill-rate"),
+        _integer(entry, "memory-free"),
+        _integer(entry, "weights"),
+        entry["resident"],
+        _decimal(entry, "load-rate"),
     )
 
 

@@ -1,4 +1,8 @@
-"""The C-SMA configuration file (TOML or JSON), validated strictly on load.
+"""The C-SMA configuration file (TOML or JSON): the ``cats-csma-config`` module.
+
+libyang validates the file against the module (agents.common.config.load_modelled), every
+refusal naming the file, the data path and the reason; the defaults are the module's and every
+duration is in milliseconds (``-ms`` keys).
 
 Top-level keys: ``name`` (the C-SMA's source id, default ``csma-SITE``), ``site`` (the service
 site, sent as report-service-metrics ``site``), ``state-dir``, ``[server]`` (its own RESTCONF
@@ -7,7 +11,7 @@ and NETCONF listeners), ``[cps]`` (the C-PS's RESTCONF root and the C-SMA's cred
 SCI expiry, the Computing Time estimates of services not measured yet), ``[[users]]`` (who may
 call the C-SMA: SCIs, the C-PS, operators), ``[reservations]`` (validity window, per-session
 rate limit) and ``[[instances]]`` with their ``[[instances.state]]`` seed of the state view
-(:mod:`agents.csma.config_state`). Every refusal names the file and the dotted key.
+(:mod:`agents.csma.config_state`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
-from agents.common.config import ConfigError, Table, load_document
+from agents.common.config import ConfigError, load_modelled
 from agents.common.cps import CpsSettings, parse_cps
 from agents.csma.config_state import (
     InstanceConfig,
@@ -31,11 +35,12 @@ from agents.csma.config_state import (
 from agents.csma.reservations import Policy
 from agents.csma.thresholds import Thresholds
 from agents.csma.values import Estimates
-from controller.types import CsId
+from controller.model import Schema
+from controller.types import CsId, Json
 
+MODULE = "cats-csma-config"
+TOP = f"{MODULE}:csma"
 DEFAULT_STATE_DIR = Path("csma-state")
-_MAX_PORT = 65535
-_MAX_MS = Decimal("9223372036854775.807")  # decimal64, fraction-digits 3
 
 __all__ = ["ConfigError", "CsmaConfig", "InstanceConfig", "Role", "UserConfig", "load_config"]
 
@@ -53,7 +58,7 @@ class Advertising:
     and load to the C-PS (seconds; 0: never). The freshness bound it states is three intervals,
     so one lost advertisement does not age the view out."""
 
-    interval: float = 30.0
+    interval: float = 30.0  # seconds (the file's interval-ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,127 +107,69 @@ class CsmaConfig:
         return self.reporting.site_csci_id or self.site
 
 
-def _port(table: Table, name: str, default: int) -> int:
-    port: int = table.integer(name, default, maximum=_MAX_PORT)
-    return port
+def _ms(value: int | None) -> float | None:
+    return None if value is None else value / 1000
 
 
-def _server(table: Table) -> ServerConfig:
-    table.allow("address", "restconf-port", "netconf-port")
-    return ServerConfig(
-        table.text("address", "127.0.0.1"),
-        _port(table, "restconf-port", 8180),
-        _port(table, "netconf-port", 8831),
-    )
-
-
-def _thresholds(table: Table) -> Thresholds:
-    table.allow("gas-absolute", "gas-relative", "computing-time-relative", "health-change")
-    return Thresholds(
-        table.integer("gas-absolute", 50),
-        table.decimal("gas-relative", Decimal(10)),
-        table.decimal("computing-time-relative", Decimal(20)),
-        table.boolean("health-change", True),  # noqa: FBT003 - the key's default
-    )
-
-
-def _estimate(table: Table, name: str) -> Decimal | None:
-    """A Computing Time estimate in ms: positive (0 ms would win every selection), a
-    cats-t:milliseconds (decimal64, three fraction digits)."""
-    value: Decimal | None = table.decimal(name, None)
-    if value is not None and (
-        value <= 0 or value > _MAX_MS or value != value.quantize(Decimal("0.001"))
-    ):
-        raise table.error(name, f"expected a positive number of ms (3 decimals), got {value}")
-    return value
-
-
-def _estimates(table: Table) -> Estimates:
-    per_service = table.table("computing-time-estimates")
+def _estimates(reporting: Json) -> Estimates:
+    default = reporting.get("computing-time-estimate")
     return Estimates(
-        _estimate(table, "computing-time-estimate"),
+        None if default is None else Decimal(default),
         tuple(
-            (CsId(name), value)
-            for name in sorted(per_service.values)
-            if (value := _estimate(per_service, name)) is not None
+            (CsId(str(item["cs-id"])), Decimal(item["estimate"]))
+            for item in sorted(
+                reporting.get("computing-time-estimates", ()), key=lambda i: str(i["cs-id"])
+            )
         ),
     )
 
 
-def _reporting(table: Table) -> Reporting:
-    table.allow(
-        "interval",
-        "heartbeat",
-        "heartbeat-kind",
-        "aggregation",
-        "site-csci-id",
-        "thresholds",
-        "sci-expiry",
-        "forget-after",
-        "min-interval",
-        "computing-time-estimate",
-        "computing-time-estimates",
-    )
-    kind = table.text("heartbeat-kind", "full")
-    if kind not in {"heartbeat", "full"}:
-        raise table.error("heartbeat-kind", f"expected heartbeat or full, got {kind!r}")
+def _reporting(doc: Json) -> Reporting:
+    thresholds = doc["thresholds"]
     return Reporting(
-        table.seconds("interval", 1.0),
-        table.seconds("heartbeat", 60.0),
-        kind == "full",
-        table.choice("aggregation", Aggregation, Aggregation.PER_SCI),
-        table.text("site-csci-id", None),
-        _thresholds(table.table("thresholds")),
-        table.seconds("sci-expiry", None),
-        table.seconds("forget-after", 60.0),
-        float(table.decimal("min-interval", Decimal("0.1"))),
-        _estimates(table),
+        doc["interval-ms"] / 1000,
+        doc["heartbeat-ms"] / 1000,
+        doc["heartbeat-kind"] == "full",
+        Aggregation(doc["aggregation"]),
+        None if "site-csci-id" not in doc else str(doc["site-csci-id"]),
+        Thresholds(
+            thresholds["gas-absolute"],
+            Decimal(thresholds["gas-relative"]),
+            Decimal(thresholds["computing-time-relative"]),
+            thresholds["health-change"],
+        ),
+        _ms(doc.get("sci-expiry-ms")),
+        doc["forget-after-ms"] / 1000,
+        doc["min-interval-ms"] / 1000,
+        _estimates(doc),
     )
 
 
-def parse_config(document: Table, base: Path, now: float) -> CsmaConfig:
-    """The configuration of one parsed document; ``base`` resolves relative file names and
-    seeded state ages count back from ``now`` (Unix seconds)."""
-    document.allow(
-        "name",
-        "site",
-        "state-dir",
-        "server",
-        "cps",
-        "reporting",
-        "advertising",
-        "users",
-        "reservations",
-        "instances",
-    )
-    site: str = document.text("site")
-    instances = read_instances(document.tables("instances"), now)
-    state_dir = document.text("state-dir", None)
+def parse_config(document: Json, base: Path, now: float) -> CsmaConfig:
+    """The configuration of one validated ``csma`` container (defaults filled in); ``base``
+    resolves relative file names and seeded state ages count back from ``now`` (Unix s)."""
+    site: str = document["site"]
+    server = document["server"]
+    state_dir = document.get("state-dir")
     return CsmaConfig(
         site,
-        document.text("name", f"csma-{site}"),
+        document.get("name", f"csma-{site}"),
         base / state_dir if state_dir else DEFAULT_STATE_DIR,
-        _server(document.table("server")),
-        parse_cps(document.table("cps"), base, netconf=False),
-        _reporting(document.table("reporting")),
-        read_users(document.tables("users"), base),
-        instances,
-        read_reservations(document.table("reservations")),
-        _advertising(document.table("advertising")),
+        ServerConfig(server["address"], server["restconf-port"], server["netconf-port"]),
+        parse_cps(document["cps"], base, f"/{TOP}/cps"),
+        _reporting(document["reporting"]),
+        read_users(document.get("users", [])),
+        read_instances(document.get("instances", []), now),
+        read_reservations(document["reservations"]),
+        Advertising(document["advertising"]["interval-ms"] / 1000),
     )
-
-
-def _advertising(table: Table) -> Advertising:
-    table.allow("interval")
-    interval = float(table.decimal("interval", Decimal(30)))
-    if interval < 0:
-        raise table.error("interval", "expected seconds, 0 or more (0: never)")
-    return Advertising(interval)
 
 
 def load_config(path: Path) -> CsmaConfig:
     """Read and validate a ``.toml`` or ``.json`` file; raises :class:`ConfigError`."""
-    return parse_config(Table(load_document(path), str(path)), path.parent, time.time())
+    with Schema(modules=(MODULE,)) as schema:
+        document = load_modelled(path, schema, TOP)
+    return parse_config(document, path.parent, time.time())
 
 
 def with_overrides(  # noqa: PLR0913 - one keyword per command-line flag

@@ -1,4 +1,7 @@
-"""The C-SMA configuration's tables of who may call it and of the state it answers for.
+"""The C-SMA configuration's lists of who may call it and of the state it answers for.
+
+Read from the ``cats-csma-config`` module's validated data (agents.csma.config); the module
+holds every constraint and default.
 
 ``[[users]]``: ``name``, ``password`` or ``password-hash`` (``catsctl hash-password``),
 ``role`` (``sci``: may call report-sci-metrics for the ``csci-id`` list, every CSCI-ID when
@@ -6,9 +9,9 @@ empty; ``cps``: may call query-state, reserve-state and release-state; ``operato
 ``[[instances]]``: ``csci-id``, ``cs-id``, ``capacity`` (bytes of state it can hold),
 ``tenants`` (served tenants; empty: any), and ``[[instances.state]]`` seeding the state view
 (agent-selection-mapping 7.2): ``tenant``, ``reuse-key``, ``presence``, ``residency``,
-``element-class``, ``size``, ``age`` (ms), ``retention`` (s), ``retrieval-cost`` and
-``recompute-cost`` (ms). ``[reservations]``: ``validity`` (s after needed-by), ``max-rate``
-per session per ``window`` seconds (agent-selection-mapping 9.3, 14).
+``element-class``, ``size``, ``age``, ``retention-ms``, ``retrieval-cost`` and
+``recompute-cost`` (all ms). ``[reservations]``: ``validity-ms`` (after needed-by),
+``max-rate`` per session per ``window-ms`` (agent-selection-mapping 9.3, 14).
 """
 
 from __future__ import annotations
@@ -17,26 +20,14 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
-from pathlib import Path
 
-from agents.common.config import Table
-from agents.common.logins import PublicKey, read_keys, read_password_hash
+from agents.common.logins import PublicKey, keys_of, password_hash_of
 from agents.csma.capability import Capability, read_capability
 from agents.csma.reservations import Policy
 from agents.csma.stateview import Element, Presence
-from controller.types import CsciId, CsId, ReuseKey, TenantId
-
-RESIDENCY = frozenset({"accelerator-memory", "host-memory", "local-storage", "remote-store"})
-CLASSES = frozenset(
-    {
-        "model-context-state",
-        "retrieved-material",
-        "tool-result",
-        "plan-scratch-state",
-        "long-term-memory",
-    }
-)
+from controller.types import CsciId, CsId, Json, ReuseKey, TenantId
 
 
 class Role(StrEnum):
@@ -96,109 +87,71 @@ class InstanceConfig:
     capability: Capability | None = None  # advertised with MSG-4 (agents.csma.capability)
 
 
-def _strings(table: Table, name: str) -> frozenset[str]:
-    value = table.values.get(name, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise table.error(name, "expected a list of non-empty strings")
-    return frozenset(value)
-
-
-def _user(table: Table, base: Path) -> UserConfig:
-    del base
-    table.allow("name", "password", "password-hash", "role", "csci-id", "authorized-key")
-    hashed, password = read_password_hash(table)
+def _user(entry: Json) -> UserConfig:
+    hashed, password = password_hash_of(entry)
     secret = hashed if password is None else fingerprint(password)
     return UserConfig(
-        table.text("name"),
+        entry["name"],
         hashed,
-        table.choice("role", Role),
-        _strings(table, "csci-id"),
+        Role(entry["role"]),
+        frozenset(str(csci) for csci in entry.get("csci-id", ())),
         secret,
-        read_keys(table),
+        keys_of(entry),
     )
 
 
-def read_users(tables: list[Table], base: Path) -> tuple[UserConfig, ...]:
-    """``[[users]]``; names are unique."""
-    users = tuple(_user(t, base) for t in tables)
-    names = [u.name for u in users]
-    for table, user in zip(tables, users, strict=True):
-        if names.count(user.name) > 1:
-            raise table.error("name", f"user {user.name!r} is given twice")
-    return users
+def read_users(entries: list[Json]) -> tuple[UserConfig, ...]:
+    """The validated ``users`` list (keyed by name, so names are unique)."""
+    return tuple(_user(entry) for entry in entries)
 
 
-def _identity(table: Table, name: str, allowed: frozenset[str]) -> str | None:
-    value: str | None = table.text(name, None)
-    if value is not None and value not in allowed:
-        raise table.error(name, f"expected one of {', '.join(sorted(allowed))}, got {value!r}")
-    return value
+def _decimal(entry: Json, name: str) -> Decimal | None:
+    value = entry.get(name)
+    return None if value is None else Decimal(value)
 
 
-def _element(table: Table, csci: CsciId, now: float) -> Element:
-    table.allow(
-        "tenant",
-        "reuse-key",
-        "presence",
-        "residency",
-        "element-class",
-        "size",
-        "age",
-        "retention",
-        "retrieval-cost",
-        "recompute-cost",
-    )
-    presence = table.choice("presence", Presence, Presence.PRESENT)
+def _element(entry: Json, csci: CsciId, now: float) -> Element:
+    """One validated ``state`` entry; its ``age`` counts back from ``now`` (Unix s)."""
+    presence = Presence(entry["presence"])
     present = presence is Presence.PRESENT
-    for held_only in ("residency", "age", "retention"):
-        if held_only in table.values and not present:
-            raise table.error(held_only, "only a present element has it")
-    age = table.millis("age", None) if present else None
+    age = _decimal(entry, "age")
+    retention = entry.get("retention-ms")
+    size = entry.get("size")
     return Element(
         csci,
-        TenantId(table.text("tenant")),
-        ReuseKey(table.text("reuse-key")),
+        TenantId(entry["tenant"]),
+        ReuseKey(entry["reuse-key"]),
         presence,
-        _identity(table, "residency", RESIDENCY),
-        _identity(table, "element-class", CLASSES),
-        table.integer("size", None, maximum=2**63),
-        table.decimal("retrieval-cost", None),
-        table.decimal("recompute-cost", None),
-        (now - age / 1_000_000) if age is not None else (now if present else None),
-        table.integer("retention", None) if present else None,
+        entry.get("residency"),
+        entry.get("element-class"),
+        None if size is None else int(size),
+        _decimal(entry, "retrieval-cost"),
+        _decimal(entry, "recompute-cost"),
+        (now - float(age) / 1000) if age is not None else (now if present else None),
+        None if retention is None else retention // 1000,
     )
 
 
-def read_instances(tables: list[Table], now: float) -> tuple[InstanceConfig, ...]:
-    """``[[instances]]`` with their state seeds; ``now`` (Unix s) is when ages are counted."""
+def read_instances(entries: list[Json], now: float) -> tuple[InstanceConfig, ...]:
+    """The validated ``instances`` with their state seeds; ``now`` (Unix s) is when ages are
+    counted."""
     found: list[InstanceConfig] = []
-    for table in tables:
-        table.allow("csci-id", "cs-id", "capacity", "tenants", "state", "capability")
-        csci = CsciId(table.text("csci-id"))
-        if any(i.csci_id == csci for i in found):
-            raise table.error("csci-id", f"instance {csci!r} is given twice")
-        elements = tuple(_element(t, csci, now) for t in table.tables("state"))
-        keys = [e.key for e in elements]
-        if len(set(keys)) != len(keys):
-            raise table.error("state", "a (tenant, reuse-key) is given twice")
+    for entry in entries:
+        csci = CsciId(str(entry["csci-id"]))
+        capability = entry.get("capability")
         found.append(
             InstanceConfig(
                 csci,
-                CsId(table.text("cs-id")),
-                table.integer("capacity", 2**40, maximum=2**63),
-                frozenset(TenantId(t) for t in _strings(table, "tenants")),
-                elements,
-                read_capability(table.table("capability")),
+                CsId(str(entry["cs-id"])),
+                int(entry["capacity"]),
+                frozenset(TenantId(t) for t in entry.get("tenants", ())),
+                tuple(_element(e, csci, now) for e in entry.get("state", ())),
+                None if capability is None else read_capability(capability),
             )
         )
     return tuple(found)
 
 
-def read_reservations(table: Table) -> Policy:
-    """``[reservations]``."""
-    table.allow("validity", "max-rate", "window")
-    return Policy(
-        table.seconds("validity", 30.0),
-        table.integer("max-rate", 10),
-        table.seconds("window", 60.0),
-    )
+def read_reservations(entry: Json) -> Policy:
+    """``reservations`` (validated, defaults filled in; ms in the file, s in the policy)."""
+    return Policy(entry["validity-ms"] / 1000, entry["max-rate"], entry["window-ms"] / 1000)

@@ -219,7 +219,7 @@ class CsmaService:
             LOG.warning(
                 "entry (%s, %s) withheld: no Computing Time measured yet and no estimate "
                 "configured (reporting.computing-time-estimate or "
-                "reporting.computing-time-estimates.%s)",
+                "a reporting/computing-time-estimates entry for %s)",
                 cs_id,
                 csci_id,
                 cs_id,

@@ -1,13 +1,15 @@
-"""The forwarder configuration file (TOML or JSON), validated strictly on load.
+"""The forwarder configuration file (TOML or JSON): the ``cats-forwarder-config`` module.
 
-Top-level keys: ``forwarder-id`` (cats-t:forwarder-id), ``role`` (a list of ``ingress``,
-``egress``), ``state-dir``, ``[server]`` (``address``, ``netconf-port``, ``restconf-port``: the
-servers the C-PS edits the steering configuration on), ``[data-plane]`` (``listen``
-ADDR:PORT, ``threads``, ``connect-timeout``, ``read-timeout``), ``[[egress]]`` (tunnels:
+The file's tables and keys are the nodes of ``/cats-forwarder-config:forwarder``:
+``forwarder-id`` (cats-t:forwarder-id), ``role`` (``ingress``, ``egress`` or both),
+``state-dir``, ``[server]`` (``address``, ``netconf-port``, ``restconf-port``: the servers the
+C-PS edits the steering configuration on), ``[data-plane]`` (``listen`` ADDR:PORT,
+``threads``, ``connect-timeout-ms``, ``read-timeout-ms``), ``[[egress]]`` (tunnels:
 ``forwarder-id`` and the data-plane ``address`` of an egress forwarder), ``[[default-route]]``
 (``cs-id`` and ``address``: where fallback level 3 sends the service's traffic) and
-``[[users]]`` (``name``, ``password`` or ``password-hash``: the C-PS and operators). Every
-refusal names the file and the dotted key.
+``[[users]]`` (``name``, ``password`` or ``password-hash``: the C-PS and operators). libyang
+validates the file against the module (agents.common.config.load_modelled), every refusal
+naming the file, the data path and the reason; the defaults are the module's.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from agents.common.config import ConfigError, Table, load_document
-from agents.common.logins import Login, read_logins
+from agents.common.config import ConfigError, Table, load_modelled
+from agents.common.logins import Login, logins_of
 from agents.forwarder.values import Locator, locator
+from controller.model import Schema
+from controller.types import Json
 
+MODULE = "cats-forwarder-config"
+TOP = f"{MODULE}:forwarder"
 DEFAULT_STATE_DIR = Path("forwarder-state")
-_MAX_PORT = 65535
 
 __all__ = ["ConfigError", "ForwarderConfig", "load_config"]
 
@@ -44,7 +49,8 @@ class ServerConfig:
 
 @dataclass(frozen=True, slots=True)
 class DataPlane:
-    """The client-facing HTTP listener and the forwarding connection pools."""
+    """The client-facing HTTP listener and the forwarding connection pools (timeouts in s,
+    read from the file's milliseconds)."""
 
     address: str = "127.0.0.1"
     port: int = 8900
@@ -67,92 +73,46 @@ class ForwarderConfig:
     users: tuple[Login, ...] = ()
 
 
-def _locator(table: Table, name: str) -> Locator:
-    value: str = table.text(name)
+def _locator(value: str) -> Locator:
+    """A validated cats-t:ip-port-locator."""
     found = locator(value)
-    if found is None or not 0 < found.port <= _MAX_PORT:
-        raise table.error(name, f"expected IPv4:port or [IPv6]:port, got {value!r}")
+    assert found is not None, value  # the module's pattern
     return found
 
 
-def _server(table: Table) -> ServerConfig:
-    table.allow("address", "netconf-port", "restconf-port")
-    return ServerConfig(
-        table.text("address", "127.0.0.1"),
-        table.integer("netconf-port", 8832, maximum=_MAX_PORT),
-        table.integer("restconf-port", 8182, maximum=_MAX_PORT),
-    )
+def _pairs(entries: list[Json], key: str) -> dict[str, Locator]:
+    return {str(entry[key]): _locator(entry["address"]) for entry in entries}
 
 
-def _data_plane(table: Table) -> DataPlane:
-    table.allow("listen", "threads", "connect-timeout", "read-timeout")
-    address, port = "127.0.0.1", 8900
-    if "listen" in table.values:
-        address, port = table.endpoint("listen")
-    threads: int = table.integer("threads", 32, maximum=1024)
-    if threads < 1:
-        raise table.error("threads", "expected at least 1")
-    return DataPlane(
-        address,
-        port,
-        threads,
-        table.seconds("connect-timeout", 1.0),
-        table.seconds("read-timeout", 30.0),
-    )
-
-
-def _roles(table: Table) -> frozenset[Role]:
-    value = table.values.get("role", ["ingress"])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        raise table.error("role", "expected a non-empty list of ingress, egress")
-    try:
-        return frozenset(Role(v) for v in value)
-    except ValueError:
-        raise table.error("role", f"expected ingress or egress, got {value!r}") from None
-
-
-def _pairs(tables: list[Table], key: str) -> dict[str, Locator]:
-    found: dict[str, Locator] = {}
-    for table in tables:
-        table.allow(key, "address")
-        name = str(table.forwarder(key) if key == "forwarder-id" else table.text(key))
-        if name in found:
-            raise table.error(key, f"{name!r} is given twice")
-        found[name] = _locator(table, "address")
-    return found
-
-
-def parse_config(document: Table, base: Path) -> ForwarderConfig:
-    """The configuration of one parsed document (``base`` resolves a relative state-dir)."""
-    document.allow(
-        "forwarder-id",
-        "role",
-        "state-dir",
-        "server",
-        "data-plane",
-        "egress",
-        "default-route",
-        "users",
-    )
-    forwarder = document.forwarder("forwarder-id") if "forwarder-id" in document.values else None
-    state_dir = document.text("state-dir", None)
+def parse_config(document: Json, base: Path) -> ForwarderConfig:
+    """The configuration of one validated ``forwarder`` container (defaults filled in);
+    ``base`` resolves a relative state-dir."""
+    server, plane = document["server"], document["data-plane"]
+    host, _, port = plane["listen"].rpartition(":")
+    state_dir = document.get("state-dir")
     return ForwarderConfig(
-        forwarder,
-        _roles(document),
+        document.get("forwarder-id"),
+        frozenset(Role(role) for role in document["role"]),
         base / state_dir if state_dir else DEFAULT_STATE_DIR,
-        _server(document.table("server")),
-        _data_plane(document.table("data-plane")),
-        _pairs(document.tables("egress"), "forwarder-id"),
-        _pairs(document.tables("default-route"), "cs-id"),
-        read_logins(document.tables("users")),
+        ServerConfig(server["address"], server["netconf-port"], server["restconf-port"]),
+        DataPlane(
+            host.strip("[]"),
+            int(port),
+            plane["threads"],
+            plane["connect-timeout-ms"] / 1000,
+            plane["read-timeout-ms"] / 1000,
+        ),
+        _pairs(document.get("egress", []), "forwarder-id"),
+        _pairs(document.get("default-route", []), "cs-id"),
+        logins_of(document.get("users", [])),
     )
 
 
 def load_config(path: Path) -> ForwarderConfig:
     """Read and validate a ``.toml`` or ``.json`` file; raises :class:`ConfigError`."""
-    return parse_config(Table(load_document(path), str(path)), path.parent)
+    with Schema(modules=(MODULE,)) as schema:
+        document = load_modelled(path, schema, TOP)
+    return parse_config(document, path.parent)
 
 
 def with_overrides(  # noqa: PLR0913 - one keyword per command-line flag

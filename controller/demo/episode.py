@@ -117,7 +117,7 @@ def csma_agent_config(site: SiteSpec, password: str, locators: Mapping[str, str]
     ]
     return {
         "users": [{"name": CPS_USER, "password": password, "role": "cps"}],
-        "reservations": {"validity": 30, "max-rate": 10, "window": 60},
+        "reservations": {"validity-ms": 30_000, "max-rate": 10, "window-ms": 60_000},
         "instances": instances,
     }
 

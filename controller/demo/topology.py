@@ -204,10 +204,10 @@ def csma_config(site: SiteSpec, cps_url: str, password: str, csci_ids: dict[str,
     return {
         "name": site.csma,
         "site": site.site,
-        "cps": {"url": cps_url, "username": site.csma, "password": password, "timeout": 5},
+        "cps": {"url": cps_url, "username": site.csma, "password": password, "timeout-ms": 5000},
         "reporting": {
-            "interval": 0.2,
-            "heartbeat": 1,
+            "interval-ms": 200,
+            "heartbeat-ms": 1000,
             "aggregation": "per-sci",
             "thresholds": {"computing-time-relative": 5},
         },
@@ -224,8 +224,8 @@ def cnma_config(cps_url: str, password: str, delays: dict[str, str] | None = Non
     heartbeat, every delay change reported, and the P1 -> egress link delays as given (ms);
     its candidates (MSG-7 only) keep the draft's CSCI-IDs."""
     document = tomllib.loads(CNMA_EXAMPLE.read_text(encoding="utf-8"))
-    document["cps"] = {"url": cps_url, "username": "cnma", "password": password, "timeout": 5}
-    document["reporting"] |= {"interval": 0.2, "heartbeat": 2}
+    document["cps"] = {"url": cps_url, "username": "cnma", "password": password, "timeout-ms": 5000}
+    document["reporting"] |= {"interval-ms": 200, "heartbeat-ms": 2000}
     document["reporting"]["thresholds"] |= {"delay": 0, "delay-relative": 0}
     return with_link_delays(document, delays or {})
 

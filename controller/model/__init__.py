@@ -7,6 +7,7 @@ handle, where a Python walk of the tree would cost several times more (docs/arch
 
 from controller.model.errors import ModelError
 from controller.model.schema import (
+    AGENT_MODULES,
     CATS_MODULES,
     PRODUCT_MODULES,
     Encoding,
@@ -17,6 +18,7 @@ from controller.model.schema import (
 )
 
 __all__ = [
+    "AGENT_MODULES",
     "CATS_MODULES",
     "PRODUCT_MODULES",
     "Encoding",

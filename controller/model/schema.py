@@ -57,6 +57,14 @@ STANDARD_MODULES: tuple[str, ...] = (
 #: and login counters (docs/architecture.md).
 PRODUCT_MODULES: tuple[str, ...] = ("cats-controller-admin",)
 
+#: The agents' configuration modules (product modules too, never in a server's schema): each
+#: agent validates its configuration file against its own (agents.common.config).
+AGENT_MODULES: tuple[str, ...] = (
+    "cats-csma-config",
+    "cats-cnma-config",
+    "cats-forwarder-config",
+)
+
 #: Everything ``catsctl serve`` implements before any ``--yang-dir``.
 SERVER_MODULES: tuple[str, ...] = CATS_MODULES + PRODUCT_MODULES + STANDARD_MODULES
 

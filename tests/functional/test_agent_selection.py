@@ -126,7 +126,7 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
         "site": f"site-{name}",
         "cps": cps,
         "users": [{"name": login[0], "password": login[1], "role": "cps"}],
-        "reservations": {"validity": 30, "max-rate": 10, "window": 60},
+        "reservations": {"validity-ms": 30_000, "max-rate": 10, "window-ms": 60_000},
         "instances": instances,
     }
     if advertising is not None:

@@ -142,7 +142,9 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     instances = [_instance(s) for s in ALL]
     with contextlib.ExitStack() as stack:
         csma = stack.enter_context(
-            csma_process(folder, "csma-r", instances, login, report, advertising={"interval": 1})
+            csma_process(
+                folder, "csma-r", instances, login, report, advertising={"interval-ms": 1000}
+            )
         )
         csma.wait()
         document = drafts.config(ALL, lambda _: csma.c_sma())

@@ -147,9 +147,9 @@ def csma_config(name: str, cps: Server, **reporting: Any) -> dict[str, Any]:
         "name": name,
         "site": "SS1" if name == CSMA else "SS2",
         "cps": {"url": f"{cps.root}/restconf", "username": name, "password": SECRET + name},
-        "reporting": {"interval": 0.2, "heartbeat": 1, **reporting},
+        "reporting": {"interval-ms": 200, "heartbeat-ms": 1000, **reporting},
         "users": users,
-        "reservations": {"validity": 1, "max-rate": 3, "window": 60},
+        "reservations": {"validity-ms": 1000, "max-rate": 3, "window-ms": 60_000},
         "instances": [
             {
                 "csci-id": "10.9.0.1:80",
@@ -510,7 +510,7 @@ def test_without_an_estimate_an_unmeasured_site_is_withheld(server: Server, tmp_
 
 def test_a_site_aggregate_and_a_silent_sci_withdrawn(server: Server, tmp_path: Path) -> None:
     """Section 8 Hierarchical Aggregation; Soft-State Aging: a silent SCI counts GAS 0."""
-    config = csma_config(CSMA_SITE, server, aggregation="per-site", **{"sci-expiry": 2})
+    config = csma_config(CSMA_SITE, server, aggregation="per-site", **{"sci-expiry-ms": 2000})
     with Csma(CSMA_SITE, tmp_path, config) as site:
         report = "ietf-cats-sci:report-sci-metrics"
         assert site.post(report, _sci_report("10.2.0.1:80", 1, 30, "10.000"), SCI_USER).ok
@@ -542,7 +542,10 @@ def test_a_small_sites_single_slot_change_is_reported_at_once(
     """GAS 10 to 9 is 10 %, one slot: on a site this small every change counts, as a delta,
     without waiting for the heartbeat (30 s here)."""
     config = csma_config(
-        CSMA_SITE, server, aggregation="per-site", heartbeat=30, **{"site-csci-id": "SS2-small"}
+        CSMA_SITE,
+        server,
+        aggregation="per-site",
+        **{"heartbeat-ms": 30_000, "site-csci-id": "SS2-small"},
     )
     with Csma(CSMA_SITE, tmp_path, config) as site:
         report = "ietf-cats-sci:report-sci-metrics"
@@ -582,4 +585,5 @@ def test_a_malformed_configuration_is_refused_naming_the_key(tmp_path: Path) -> 
         check=False,
     )
     assert result.returncode == 1
-    assert f"{path}: reporting.aggregation" in result.stderr
+    assert "/cats-csma-config:csma/reporting/aggregation" in result.stderr
+    assert f"{path}: Invalid enumeration value" in result.stderr

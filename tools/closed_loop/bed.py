@@ -120,10 +120,10 @@ def _csma(cps: str, sites: tuple[Site, ...]) -> Json:
     return {
         "name": "csma-bed",
         "site": "bed",
-        "cps": {"url": cps, "username": "csma-bed", "password": PASSWORD, "timeout": 5},
+        "cps": {"url": cps, "username": "csma-bed", "password": PASSWORD, "timeout-ms": 5000},
         "reporting": {
-            "interval": 0.2,
-            "heartbeat": 1,
+            "interval-ms": 200,
+            "heartbeat-ms": 1000,
             "aggregation": "per-sci",
             "computing-time-estimate": 1000,
             "thresholds": {"gas-absolute": 0, "gas-relative": 0, "computing-time-relative": 0},
@@ -254,7 +254,7 @@ def start(folder: Path, topology: Topology, policy: Json) -> Iterator[Running]:
         forwarder = {
             "forwarder-id": INGRESS_ID,
             "role": ["ingress"],
-            "data-plane": {"threads": 256, "read-timeout": 300},
+            "data-plane": {"threads": 256, "read-timeout-ms": 300_000},
             "users": [{"name": "cps", "password": PASSWORD}],
         }
         launcher.start(

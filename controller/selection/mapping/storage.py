@@ -139,23 +139,23 @@ def _condition(
 
 
 def _scan(prepared: PreparedWorkingSet, view: ResourceView, now: Timestamp) -> _Held:
-    """Probe the candidate's state for each working-set element (the smaller side is walked).
+    """Probe the working set for each copy the candidate reports present or unknown (the
+    view keeps those apart once, so the copies reported absent cost nothing per decision).
 
     A fresh present copy of an element without its own age need, whose retrieval cost is
     known (zero in accelerator memory), is counted inline; anything else goes through
     :func:`_doubt` and :func:`_hold`.
     """
-    state = view.state
-    if not state:
+    reported = view.reported  # an absent copy is simply absent (whatever its freshness)
+    if not reported:
         return _NOTHING_HELD
     elements = prepared.elements
     fresh = now <= view.state_fresh_until
     held = _Held()
-    for key in state.keys() if len(state) < len(elements) else elements.keys():
+    for key, seen in reported:
         element = elements.get(key)
-        seen = state.get(key)
-        if element is None or seen is None or seen.presence is Presence.ABSENT:
-            continue  # an absent copy is simply absent (whatever its report's freshness)
+        if element is None:
+            continue
         size = element.element_size
         in_accelerator = seen.residency is ResidencyTier.ACCELERATOR_MEMORY
         if not (

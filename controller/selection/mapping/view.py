@@ -155,6 +155,9 @@ class ResourceView:
     fresh_until: float = field(init=False, repr=False, compare=False)
     oldest: float = field(init=False, repr=False, compare=False)
     state_fresh_until: float = field(init=False, repr=False, compare=False)
+    reported: tuple[tuple[tuple[TenantId, ReuseKey], StateElementView], ...] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         """Summarize the metadata of every group once per view, not once per decision."""
@@ -167,7 +170,12 @@ class ResourceView:
         )
         object.__setattr__(self, "fresh_until", until if clean else -math.inf)
         object.__setattr__(self, "oldest", oldest)
-        state = [seen.meta for seen in self.state.values()]
+        # The copies reported present or unknown, and until when all of their reports are
+        # fresh and clean; an absent copy is simply absent whatever its report says (MSG-6),
+        # so it neither costs a probe per decision nor stops the others being read at once.
+        held = tuple(item for item in self.state.items() if item[1].presence is not Presence.ABSENT)
+        object.__setattr__(self, "reported", held)
+        state = [seen.meta for _, seen in held]
         state_until = min((meta.expires_at for meta in state), default=math.inf)
         state_clean = all(meta.clean for meta in state)
         object.__setattr__(self, "state_fresh_until", state_until if state_clean else -math.inf)

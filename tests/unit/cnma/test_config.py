@@ -1,4 +1,5 @@
-"""Strict validation of the C-NMA configuration: refusals name the file and the key."""
+"""The C-NMA configuration validated against cats-cnma-config: libyang's refusals name the
+data path and the reason, the file in the message."""
 
 from __future__ import annotations
 
@@ -66,42 +67,66 @@ def _set(document: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
     return document
 
 
+TOP = "/cats-cnma-config:cnma"
+LINK0 = f"{TOP}/topology/links[from='10.0.0.1'][to='P1']"
+LINK1 = f"{TOP}/topology/links[from='P1'][to='188.3.67.3']"
+PROBE = f"{TOP}/probes[ingress='10.0.0.1'][egress='{CF3}']"
+
+
 @pytest.mark.parametrize(
-    ("where", "value", "expected"),
+    ("where", "value", "path", "reason"),
     [
-        ("topology/links/1/delay", -1, "topology.links[1].delay | expected a non-negative"),
-        ("topology/links/1/delay", "fast", "topology.links[1].delay | expected a non-negative"),
-        ("topology/links/1/delay", 0.0005, "topology.links[1].delay | 0.0005 ms is not a whole"),
-        ("topology/links/1/delay", KeyError, "topology.links[1].delay | missing"),
-        ("topology/links/0/to", "P9", "topology.links[0].to | no node 'P9'"),
-        ("topology/links/0/loss", 2_000_000, "topology.links[0].loss | expected an integer"),
-        ("topology/links/0/admin-group", "0xZZ", "topology.links[0].admin-group | expected"),
-        ("topology/links/0/colour", 1, "topology.links[0].colour | unknown key"),
-        ("topology/links/1/min-delay", 9, "topology.links[1].min-delay | min-delay exceeds"),
-        ("topology/nodes/1/role", "core", "topology.nodes[1].role | expected one of ingress"),
-        ("topology/nodes/1/id", "10.0.0.1", "topology.nodes[1].id | duplicate node"),
-        ("topology/nodes/1/id", "9bad", "topology.nodes[1].id | not an IP address or ident"),
-        ("topology/endpoints/0/prefix", "203.0.113.1/24", "endpoints[0].prefix | not an IP"),
-        ("topology/candidates/0/egress", "P1", "candidates[0].egress | 'P1' is not an egress"),
-        ("reporting/heartbeat", 1, "reporting.heartbeat | the heartbeat must not be shorter"),
-        ("reporting/delay-unit", "ns", "reporting.delay-unit | expected one of ms, us"),
-        ("paths/metric", "cost", "paths.metric | expected one of igp, te, delay, hops"),
-        ("cps/url", "ftp://x", "cps.url | expected an http:// or https://"),
-        ("cps/password-file", "missing.pw", "cps.password-file | cannot read password file"),
-        ("topology", KeyError, "cnma.json: topology | missing"),
-        ("extra", 1, "cnma.json: extra | unknown key"),
+        ("topology/links/1/delay", -1, f"{LINK1}/delay", "range"),
+        ("topology/links/1/delay", "fast", f"{LINK1}/delay", "Invalid"),
+        ("topology/links/1/delay", 0.0005, f"{LINK1}/delay", "digits"),
+        (
+            "topology/links/0/delay",
+            KeyError,
+            f"{TOP}/topology/links/delay",
+            'Mandatory node "delay"',
+        ),
+        ("topology/links/0/to", "P9", f"{TOP}/topology/links[from='10.0.0.1'][to='P9']/to", "P9"),
+        ("topology/links/0/loss", 2_000_000, f"{LINK0}/loss", "range"),
+        ("topology/links/0/admin-group", "0xZZ", f"{LINK0}/admin-group", "Invalid union"),
+        ("topology/links/0/colour", 1, LINK0, 'Node "colour" not found'),
+        ("topology/links/1/min-delay", 9, f"{LINK1}/min-delay", "min-delay exceeds delay"),
+        ("topology/nodes/1/role", "core", f"{TOP}/topology/nodes[id='P1']/role", "enumeration"),
+        (  # libyang's path of a duplicate list entry lacks its parent's name
+            "topology/nodes/1/id",
+            "10.0.0.1",
+            "/cats-cnma-config:topology/nodes[id='10.0.0.1']",
+            "Duplicate instance",
+        ),
+        ("topology/nodes/1/id", "9bad", f"{TOP}/topology/nodes/id", "Invalid union"),
+        (
+            "topology/candidates/0/egress",
+            "P1",
+            f"{TOP}/topology/candidates[csci-id='188.3.67.3:67']/egress",
+            "the candidate's egress is not an egress node",
+        ),
+        ("reporting/heartbeat-ms", 1, f"{TOP}/reporting/heartbeat-ms", "must not be shorter"),
+        ("reporting/heartbeat", 60, f"{TOP}/reporting", 'Node "heartbeat" not found'),
+        ("reporting/delay-unit", "ns", f"{TOP}/reporting/delay-unit", "enumeration"),
+        ("paths/metric", "cost", f"{TOP}/paths/metric", "enumeration"),
+        ("cps/url", "ftp://x", f"{TOP}/cps/url", "pattern"),
+        ("cps/password-file", "missing.pw", f"{TOP}/cps/password-file", "cannot read password"),
+        ("topology", KeyError, f"{TOP}/topology/nodes", "Too few"),
+        ("extra", 1, TOP, 'Node "extra" not found'),
     ],
 )
-def test_malformed_configuration_names_the_key(
-    tmp_path: Path, where: str, value: Any, expected: str
+def test_a_bad_value_is_refused_naming_path_and_reason(
+    tmp_path: Path, where: str, value: Any, path: str, reason: str
 ) -> None:
-    assert expected in refusal(tmp_path, _set(example_document(), where, value))
+    assert refusal(tmp_path, _set(example_document(), where, value)).startswith(f"{path} | ")
+    assert reason in refusal(tmp_path, _set(example_document(), where, value))
 
 
 def test_duplicate_link_is_refused(tmp_path: Path) -> None:
     document = example_document()
     document["topology"]["links"].append({"from": "P1", "to": "10.0.0.1", "delay": 1})
-    assert "topology.links[4].to | duplicate link P1 -> 10.0.0.1" in refusal(tmp_path, document)
+    found = refusal(tmp_path, document)
+    assert found.startswith(f"{TOP}/topology/links[from='P1'][to='10.0.0.1'] | ")
+    assert "duplicate link P1 -> 10.0.0.1" in found
 
 
 def test_probes_are_validated(tmp_path: Path) -> None:
@@ -109,15 +134,26 @@ def test_probes_are_validated(tmp_path: Path) -> None:
     document = example_document() | {"probes": [probe | {"use": "bound", "count": 3}]}
     (loaded,) = load_config(write(tmp_path, document)).probes
     assert (loaded.host, loaded.port, loaded.count) == ("127.0.0.1", 7007, 3)
-    assert (loaded.method, loaded.use) == (ProbeMethod.UDP_ECHO, ProbeUse.BOUND)
-    cases: list[tuple[dict[str, Any], str]] = [
-        ({"target": "127.0.0.1"}, "probes[0].target | expected host:port"),
-        ({"egress": "P1"}, "probes[0].egress | 'P1' is not an egress node"),
-        ({"method": "icmp"}, "probes[0].method | expected one of udp-echo, tcp-connect"),
-        ({"count": 0}, "probes[0].count | a probe sends at least one round trip"),
+    assert (loaded.method, loaded.use, loaded.timeout) == (
+        ProbeMethod.UDP_ECHO,
+        ProbeUse.BOUND,
+        0.5,
+    )
+    cases: list[tuple[dict[str, Any], str, str]] = [
+        ({"target": "127.0.0.1"}, f"{PROBE}/target", "pattern"),
+        (
+            {"egress": "P1"},
+            f"{TOP}/probes[ingress='10.0.0.1'][egress='P1']/egress",
+            "not an egress",
+        ),
+        ({"method": "icmp"}, f"{PROBE}/method", "enumeration"),
+        ({"count": 0}, f"{PROBE}/count", "range"),
+        ({"timeout": 0.5}, PROBE, 'Node "timeout" not found'),
     ]
-    for bad, expected in cases:
-        assert expected in refusal(tmp_path, example_document() | {"probes": [probe | bad]})
+    for bad, path, reason in cases:
+        found = refusal(tmp_path, example_document() | {"probes": [probe | bad]})
+        assert found.startswith(f"{path} | ")
+        assert reason in found
 
 
 def test_syntax_errors_give_the_line(tmp_path: Path) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from agents.common.config import ConfigError, Table
+from agents.common.config import ConfigError
 from agents.csma.capability import Advertised, Capability, advertisement, read_capability
+from agents.csma.config import load_config
 from controller.model import InstanceKind, Schema
 from controller.types import CsciId, CsId
 from tests.unit.csma.values import entry, key
@@ -61,11 +63,16 @@ def test_msg4_says_nothing_of_what_the_csma_does_not_know() -> None:
     assert advertisement("csma-1", bare, withdrawn, NOW, 90_000) is None  # GAS 0: no latency
 
 
-def test_the_capability_table_is_checked() -> None:
-    parsed = read_capability(Table({"tier": "capable", "modes": ["tool-call"]}, "csma.toml"))
+def test_the_capability_is_read_and_checked_by_the_module(tmp_path: Path) -> None:
+    """cats-csma-config's capability container: read as given; a wrong mode or an unknown
+    key is refused by libyang with its data path."""
+    parsed = read_capability({"tier": "capable", "modes": ["tool-call"], "resident": True})
     assert parsed == Capability("capable", modes=("tool-call",))
-    assert read_capability(Table({}, "csma.toml")) is None
-    with pytest.raises(ConfigError, match="modes"):
-        read_capability(Table({"modes": ["telepathy"]}, "csma.toml"))
-    with pytest.raises(ConfigError, match="color"):
-        read_capability(Table({"color": "blue"}, "csma.toml"))
+    where = "/cats-csma-config:csma/instances[csci-id='x']/capability"
+    for capability, path in (({"modes": ["telepathy"]}, f"{where}/modes"), ({"color": 1}, where)):
+        config = tmp_path / "csma.json"
+        instance = {"csci-id": "x", "cs-id": "A", "capability": capability}
+        config.write_text(json.dumps({"site": "S", "instances": [instance]}))
+        with pytest.raises(ConfigError) as refused:
+            load_config(config)
+        assert refused.value.items[0].path == path

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.model import CATS_MODULES, PRODUCT_MODULES
+from controller.model import AGENT_MODULES, CATS_MODULES, PRODUCT_MODULES
 from tests.conftest import YANG_DIR
 from tools.yang_tree import pyang_command
+
+OWN_MODULES = PRODUCT_MODULES + AGENT_MODULES
 
 MODULE_FILES = sorted(YANG_DIR.glob("*@*.yang"))
 
@@ -19,9 +21,9 @@ def _name(module_file: Path) -> str:
     return module_file.name.split("@")[0]
 
 
-def test_the_five_cats_modules_and_the_products_are_there() -> None:
+def test_the_five_cats_modules_the_products_and_the_agents_are_there() -> None:
     names = sorted(_name(path) for path in MODULE_FILES)
-    assert names == sorted(CATS_MODULES + PRODUCT_MODULES)
+    assert names == sorted(CATS_MODULES + OWN_MODULES)
 
 
 def _assert_silent(command: list[str]) -> None:
@@ -34,7 +36,7 @@ def _assert_silent(command: list[str]) -> None:
 def _lint(module_file: Path) -> list[str]:
     """The IETF rules for the CATS proposals; RFC 8407's generic ones, with the product's
     own name and namespace prefixes, for the product's modules."""
-    if _name(module_file) in PRODUCT_MODULES:
+    if _name(module_file) in OWN_MODULES:
         return [
             "--lint",
             "--lint-modulename-prefix=cats",
@@ -62,7 +64,5 @@ def test_file_name_matches_module_and_revision(module_file: Path) -> None:
     first_revision = re.search(r"^  revision (\S+) {", text, re.MULTILINE)
     assert first_revision is not None
     assert first_revision.group(1) == revision
-    base = (
-        "urn:cats-controller:yang:" if name in PRODUCT_MODULES else "urn:ietf:params:xml:ns:yang:"
-    )
+    base = "urn:cats-controller:yang:" if name in OWN_MODULES else "urn:ietf:params:xml:ns:yang:"
     assert f'namespace "{base}{name}";' in text
