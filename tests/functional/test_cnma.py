@@ -328,11 +328,12 @@ def test_probe_measures_and_a_change_is_a_delta(server: Server, folder: Path) ->
             wait_for(measured, cnma)
             entry = nst(server)[CF3]
             assert entry["delay-reported-in"] == "microseconds"
-            assert Decimal("4.5") <= ms(entry["network-delay"]) < 9
+            first = ms(entry["network-delay"])
+            assert first >= Decimal("4.5")  # half the echo's 10 ms round trip, at least
             cf2_sequence = nst(server)[CF2]["sequence"]
             reports = counts(server)
-            echo.delay = 0.030  # the path slows down to ~15 ms one way
-            wait_for(lambda: delay(server, CF3) > 14, cnma)
+            echo.delay = 0.030  # the path slows down to ~15 ms one way (more under load)
+            wait_for(lambda: delay(server, CF3) != first and delay(server, CF3) > 14, cnma)
             after = counts(server)
             assert (after[0] - reports[0], after[1] - reports[1]) == (1, 1)  # one delta path
             assert nst(server)[CF2]["sequence"] == cf2_sequence

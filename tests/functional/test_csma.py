@@ -326,7 +326,7 @@ def test_health_transitions_move_gas_and_computing_time_at_the_cps(bed: Bed) -> 
     b.stop()
     bed.entry(lambda e: e["gas"] <= gas(4 + 2))  # b gone (a degraded or back)
     b.start()
-    wait_for("b", b.ready, 15)
+    wait_for("b", b.ready, START_S)  # a restarted instance, on a loaded machine
     bed.send(6)
     bed.entry(lambda e: e["gas"] == gas(10))
 
