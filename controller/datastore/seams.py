@@ -3,11 +3,13 @@
 The core (``core.py``) composes the candidate (``candidate.py``) and the whole-datastore
 operations (``operations.py``) and hands itself to them through these protocols, so neither
 imports ``core.py``, not even for type checking: the core satisfies both structurally.
-Everything named here runs under the core's lock.
+Everything named here runs under the core's read lock, but for the edits: those take the
+locks they need themselves.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -39,6 +41,11 @@ class CandidateHost(Editor, Protocol):
     @property
     def running(self) -> ConfigStore:
         """The running datastore's store."""
+        ...
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The lock every use of the trees takes."""
         ...
 
     def guard(self, principal: Principal) -> Guard:
