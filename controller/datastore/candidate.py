@@ -168,7 +168,7 @@ class Candidate:
             else:  # printed under the read lock: a restricted read hides parts of the tree
                 document = self.store.print()
                 edits = [Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)]
-        revision = core.edit(DatastoreName.RUNNING, edits, principal, session=session)
+        revision = core.copy_in(DatastoreName.RUNNING, edits, principal, session=session)
         with core.read_lock:
             # The first edit took the spare (_fork, edit_on_copy): there is none to free here.
             self._spare, self._spare_txid = self.store, core.running.txid  # what running holds

@@ -58,19 +58,42 @@ class Editing(CoreParts):
                 "hold (catsctl serve --max-edit-nodes); split it into several edits",
                 error_type=ErrorType.PROTOCOL,
             )
-        if any(self.secrets.touches(edit) for edit in edits):  # hashed outside the lock
+        txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
+        return self._transact(txn, size)
+
+    def copy_in(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """Put what a datastore of the server holds in place (a commit, RFC 6241 8.3.4.1; a
+        copy-config from a datastore, 7.3): as :meth:`edit`, but not bounded by
+        ``max_edit_nodes``, which bounds what a client sends, not what the server holds."""
+        nodes.clean_errors(self.ctx)
+        self._locks.check(datastore, session)
+        txn = Txn(datastore, principal, session, list(edits))
+        return self._transact(txn, edit_nodes(txn.edits))
+
+    def _transact(self, txn: Txn, size: int) -> Revision:
+        """``txn`` past the checks of its caller; ``size``: its data nodes, about."""
+        if any(self.secrets.touches(edit) for edit in txn.edits):  # hashed outside the lock
             with self._contexts.borrow() as ctx:
-                edits = self.secrets.prepare(ctx, edits)
-        large = size >= self.settings.shadow_nodes
-        if datastore is DatastoreName.CANDIDATE:
+                txn.edits = self.secrets.prepare(ctx, txn.edits)
+        large, test_only = size >= self.settings.shadow_nodes, txn.test_only
+        if txn.datastore is DatastoreName.CANDIDATE:
             with self._write:  # the candidate changes as running does: one change at a time
                 if large:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
-                    return self.candidate.edit_on_copy(edits, principal, test_only=test_only)
+                    candidate = self.candidate
+                    return candidate.edit_on_copy(txn.edits, txn.principal, test_only=test_only)
                 with self._lock:
-                    return self.candidate.edit(edits, principal, session, test_only=test_only)
-        running = datastore is DatastoreName.RUNNING
-        txn = Txn(datastore, principal, session, list(edits), test_only=test_only)
+                    return self.candidate.edit(
+                        txn.edits, txn.principal, txn.session, test_only=test_only
+                    )
+        running = txn.datastore is DatastoreName.RUNNING
         txn.defer_sync = running
         started = time.perf_counter()
         try:

@@ -90,7 +90,7 @@ class DatastoreOperations:
             with self._lock:
                 document = self._core.store(source).print()
             whole = Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)
-            return self._core.edit(target, [whole], principal, session=session)
+            return self._core.copy_in(target, [whole], principal, session=session)
 
     def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
         """Replace a configuration datastore with ``document`` as the server's own action.

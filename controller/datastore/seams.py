@@ -34,6 +34,17 @@ class Editor(Protocol):
         """Apply edits as one all-or-nothing transaction, after the session lock check."""
         ...
 
+    def copy_in(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """As :meth:`edit`, for edits that copy a datastore in (no bound on their size)."""
+        ...
+
 
 class CandidateHost(Editor, Protocol):
     """What the candidate (RFC 6241 8.3) needs: running to copy and commit to, the access check."""

@@ -163,9 +163,7 @@ def test_a_margin_the_scenario_contradicts_or_beyond_the_noise_is_checked_as_the
         assert problems == (f"selected CSCI-ID is {ONE}, expected {THREE}",)
 
 
-def test_a_margin_the_scenario_contradicts_fails_whatever_the_noise_made_the_cps_choose() -> (
-    None
-):
+def test_a_margin_the_scenario_contradicts_fails_whatever_the_noise_made_the_cps_choose() -> None:
     expected = Expectation(winner=THREE, feasible=(ONE, THREE), margin_ms=Decimal(-1))
     contradiction = (
         "the scenario's numbers do not give the draft's outcome: by the draft's TSTs "
