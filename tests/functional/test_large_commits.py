@@ -10,15 +10,24 @@ nothing; one killed with SIGKILL leaves running as it was before or after, never
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import requests
+from lxml import etree
 
+from controller.netconf.messages import BASE_NS
 from tests.functional.restconf_server import (
     ADMIN,
     Server,
     admin_users,
+    running_server,
+    seeded_server,
 )
 from tools.bench import large_commits
 from tools.bench.attackers import NetconfSession
@@ -119,3 +128,81 @@ def test_reads_go_on_during_a_large_commit_and_copy_config(
     finally:
         other.close()
         session.close()
+
+
+def rpc_error(reply: bytes) -> dict[str, str]:
+    """The fields of the one ``<rpc-error>`` of a reply (RFC 6241 4.3), by local name."""
+    root = etree.fromstring(reply)
+    (error,) = root.iter(f"{{{BASE_NS}}}rpc-error")
+    return {etree.QName(child).localname: (child.text or "").strip() for child in error}
+
+
+def test_a_large_invalid_candidate_is_refused_at_commit_and_changes_nothing(
+    server: Server, netconf: NetconfSession
+) -> None:
+    first, last = 4_000_000, 4_000_000 + ENTRIES - 1
+    assert ok(netconf.rpc(edit_candidate(entries_config(first, ENTRIES - 1))))
+    assert ok(netconf.rpc(edit_candidate(entries_config(last, 1, target="nowhere"))))
+    before = server.request("HEAD", "data/bench-list:bench").headers["ETag"]
+    error = rpc_error(netconf.rpc("<commit/>"))
+    assert error["error-type"] == "application"
+    assert error["error-tag"] == "data-missing"
+    assert error["error-app-tag"] == "instance-required"
+    named = f"/bench-list:bench/bench-list:entry[bench-list:id='{last}']/bench-list:target"
+    assert error["error-path"] == named
+    assert server.request("HEAD", "data/bench-list:bench").headers["ETag"] == before
+    session = reader(server)
+    try:
+        assert not running_has(server, session, first)
+        assert candidate_has(netconf, last)  # the candidate is kept, to be put right
+        assert ok(netconf.rpc("<discard-changes/>"))
+        assert not candidate_has(netconf, first)
+    finally:
+        session.close()
+
+
+def bench_ids(server: Server, first: int) -> set[int]:
+    """The ids of running's entries from ``first`` on."""
+    entries = server.get_json("data/bench-list:bench")["bench-list:bench"]["entry"]
+    return {int(entry["id"]) for entry in entries if int(entry["id"]) >= first}
+
+
+@pytest.mark.parametrize("moment", ["started", "journal"])
+def test_a_large_commit_killed_leaves_running_before_or_after_it(
+    tmp_path: Path, moment: str
+) -> None:
+    """Killed as the commit starts (on its copy), or as its journal record is being written."""
+    first = 5_000_000
+    with seeded_server(tmp_path, seed(), *SERVE_ARGS) as server:
+        netconf = NetconfSession(server.netconf_port, *ADMIN)
+        assert ok(netconf.rpc(edit_candidate(entries_config(first, ENTRIES))))
+        journal = server.state_dir / "running.journal"
+        size = journal.stat().st_size if journal.exists() else 0
+        started = server.stderr().count(large_commits.STARTED)
+        replies: list[bytes] = []
+
+        def commit() -> None:
+            with contextlib.suppress(EOFError, OSError):
+                replies.append(netconf.rpc("<commit/>"))
+
+        def due() -> bool:
+            if moment == "started":
+                return server.stderr().count(large_commits.STARTED) > started
+            return journal.exists() and journal.stat().st_size > size
+
+        committing = threading.Thread(target=commit, daemon=True)
+        committing.start()
+        deadline = time.monotonic() + WAIT_S
+        while not due():
+            assert time.monotonic() < deadline, f"the commit did not reach {moment}"
+            time.sleep(0.01)
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(timeout=WAIT_S)
+        committing.join(WAIT_S)
+        netconf.close()
+    with running_server(server.state_dir, None, *SERVE_ARGS) as restarted:
+        found = bench_ids(restarted, first)
+        assert found in (set(), set(range(first, first + ENTRIES))), len(found)
+        if replies:  # acknowledged before the kill: durable
+            assert ok(replies[0])
+            assert found
