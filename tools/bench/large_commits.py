@@ -12,10 +12,13 @@ before the transaction's reply). Used by ``tests/functional/test_large_commits.p
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from lxml import etree
 
@@ -82,14 +85,16 @@ class InFlight:
 def run_in_flight(
     session: NetconfSession,
     body: str,
-    log: Callable[[], str],
+    log: Callable[[], str] | None,
     read: Callable[[], bool],
     timeout: float = 3600.0,
 ) -> InFlight:
     """Send ``body`` on ``session`` (one large transaction) and, once ``log`` shows that it
-    started, ``read`` until its reply is back (``read``: True when it saw the old state)."""
+    started (None: at once), ``read`` until its reply is back (``read``: True when it saw the
+    old state)."""
     found = InFlight()
-    before = log().count(STARTED)
+    logged = log or (lambda: STARTED)
+    before = 0 if log is None else logged().count(STARTED)
     done = threading.Event()
 
     def transaction() -> None:
@@ -103,7 +108,7 @@ def run_in_flight(
     writer = threading.Thread(target=transaction, daemon=True)
     writer.start()
     deadline = time.monotonic() + timeout
-    while log().count(STARTED) == before and not done.is_set():
+    while logged().count(STARTED) == before and not done.is_set():
         assert time.monotonic() < deadline, "the large transaction did not start"
         time.sleep(0.05)
     while not done.is_set():
@@ -116,3 +121,55 @@ def run_in_flight(
         time.sleep(0.02)
     writer.join(timeout)
     return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(
+    session: NetconfSession, setup: list[str], body: str, read: Callable[[], bool], pid: int
+) -> tuple[InFlight, float]:
+    """Run the ``setup`` RPCs, then ``body`` in flight beside ``read``; what the reader got,
+    and the server's CPU seconds for ``body``."""
+    for step in setup:
+        reply = session.rpc(step)
+        assert ok(reply), reply[:2000]
+    before = cpu_seconds(pid)
+    found = run_in_flight(session, body, None, read)
+    return found, cpu_seconds(pid) - before
+
+
+def fill(first: int, count: int) -> str:
+    """An ``<edit-config>`` of the candidate adding ``count`` new entries from ``first``."""
+    return edit_candidate(entries_config(first, count))
+
+
+def row(
+    netconf: NetconfSession, read: Callable[[], str | None], rpcs: list[str], pid: int
+) -> tuple[Latencies, None, str]:
+    """A bench row: the last of ``rpcs`` (after the others) in flight on ``netconf`` while a
+    legitimate client repeats ``read`` (its failure, None when served); the client's
+    latencies and failures, no NETCONF reader's, and what the transaction took."""
+    failures: Counter[str] = Counter()
+
+    def legit() -> bool:
+        failure = read()
+        if failure is not None:
+            failures[failure] += 1
+        return True
+
+    legit()  # logged in before
+    found, cpu = measure(netconf, rpcs[:-1], rpcs[-1], legit, pid)
+    found.latencies.failures = failures
+    outcome = "ok" if ok(found.reply) else "FAILED"
+    return (
+        found.latencies,
+        None,
+        (
+            f"{outcome} in {found.seconds:.1f} s ({cpu:.1f} s server CPU); "
+            f"{found.in_flight} reads answered in flight"
+        ),
+    )
