@@ -53,6 +53,7 @@ def seed() -> dict[str, object]:
 def netconf(server: Server) -> Iterator[NetconfSession]:
     """The admin's NETCONF session."""
     session = NetconfSession(server.netconf_port, *ADMIN)
+    session.channel.settimeout(WAIT_S)  # a 20k-entry edit: seconds, minutes under load
     yield session
     session.close()
 
@@ -102,6 +103,7 @@ def test_reads_go_on_during_a_large_commit_and_copy_config(
 ) -> None:
     session = reader(server)
     other = NetconfSession(server.netconf_port, *ADMIN)
+    other.channel.settimeout(WAIT_S)
     try:
         first = 2_000_000
         config = entries_config(first, ENTRIES)
@@ -175,6 +177,7 @@ def test_a_large_commit_killed_leaves_running_before_or_after_it(
     first = 5_000_000
     with seeded_server(tmp_path, seed(), *SERVE_ARGS) as server:
         netconf = NetconfSession(server.netconf_port, *ADMIN)
+        netconf.channel.settimeout(WAIT_S)
         assert ok(netconf.rpc(edit_candidate(entries_config(first, ENTRIES))))
         journal = server.state_dir / "running.journal"
         size = journal.stat().st_size if journal.exists() else 0

@@ -134,6 +134,7 @@ def measure(
 ) -> tuple[InFlight, float]:
     """Run the ``setup`` RPCs, then ``body`` in flight beside ``read``; what the reader got,
     and the server's CPU seconds for ``body``."""
+    session.channel.settimeout(3600)  # a 100k-entry edit takes minutes on a loaded machine
     for step in setup:
         reply = session.rpc(step)
         assert ok(reply), reply[:2000]
