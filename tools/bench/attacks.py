@@ -20,8 +20,8 @@ attack got (``tools.bench.attackers``):
 * ``attributes``: a NETCONF ``<rpc>`` with 200k attributes, sent again and again;
 * ``edit``: one RESTCONF edit of 100k new entries in flight (its duration printed);
 * ``commit``, ``copy-config``, ``copy-candidate``: a NETCONF ``<commit>`` of a candidate of
-  100k new entries, a ``<copy-config>`` of such a candidate to running, and of running (some
-  300k entries by then) to the candidate, in flight (its time and server CPU seconds).
+  100k new entries, a ``<copy-config>`` of such a candidate to running, and of running (200k
+  entries or more by then) to the candidate, in flight (its time and server CPU seconds).
 
 The target: the legitimate client's p99 under 1 s during each attack.
 """
