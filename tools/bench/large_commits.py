@@ -157,7 +157,10 @@ def row(
     failures: Counter[str] = Counter()
 
     def legit() -> bool:
-        failure = read()
+        try:
+            failure = read()
+        except Exception as exc:  # counted: the figure is what failed (a read timed out)
+            failure = type(exc).__name__
         if failure is not None:
             failures[failure] += 1
         return True
