@@ -77,6 +77,11 @@ class Editing(CoreParts):
         txn = Txn(datastore, principal, session, list(edits))
         return self._transact(txn, edit_nodes(txn.edits))
 
+    def put_back(self, txn: Txn) -> Revision:
+        """The server's own transaction (a confirmed commit's rollback, RFC 6241 8.4): past
+        the session locks and the size bound; a large one is worked on a copy, as an edit."""
+        return self._transact(txn, edit_nodes(txn.edits))
+
     def _transact(self, txn: Txn, size: int) -> Revision:
         """``txn`` past the checks of its caller; ``size``: its data nodes, about."""
         if any(self.secrets.touches(edit) for edit in txn.edits):  # hashed outside the lock

@@ -104,6 +104,8 @@ class DatastoreOperations:
         if datastore is DatastoreName.OPERATIONAL:
             raise refuse("operation-not-supported", "operational is not a configuration datastore")
         whole = Edit(EditOperation.REPLACE, ROOT, document, encoding)
+        if datastore is DatastoreName.RUNNING:  # a large one is worked on a copy meanwhile
+            return self._core.put_back(Txn(datastore, SYSTEM, None, [whole]))
         with self._write, self._lock:
             if datastore is DatastoreName.CANDIDATE:
                 return self._candidate.edit([whole], SYSTEM, None, test_only=False)

@@ -74,3 +74,7 @@ class OperationsHost(Editor, Protocol):
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the server's own action)."""
         ...
+
+    def put_back(self, txn: Txn) -> Revision:
+        """As :meth:`transaction`, taking the locks itself (a large one works on a copy)."""
+        ...

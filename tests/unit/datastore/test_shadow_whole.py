@@ -28,7 +28,7 @@ from controller.datastore.api import (
     Registrations,
 )
 from controller.errors import CatsError
-from controller.model import Schema
+from controller.model import Encoding, Schema
 from tests.unit.datastore.conftest import RUNNING, TOP, merge, read_json
 from tests.unit.datastore.test_shadow import WAIT_S, HeldDisk
 
@@ -87,7 +87,12 @@ def held(
             audit.install(None)
 
 
-def _in_flight(core: Core, disk: HeldDisk, work: Callable[[], object]) -> list[BaseException]:
+def _in_flight(
+    core: Core,
+    disk: HeldDisk,
+    work: Callable[[], object],
+    locked: dict[DatastoreName, str] | None = None,
+) -> list[BaseException]:
     """Run ``work`` until it is held at the disk; the failures once it is released."""
     failures: list[BaseException] = []
 
@@ -102,7 +107,7 @@ def _in_flight(core: Core, disk: HeldDisk, work: Callable[[], object]) -> list[B
     writer.start()
     assert disk.holding.wait(WAIT_S)  # applied and validated on the copy, not yet current
     assert _ids(core) == {0, 1}  # running is read, as committed
-    assert core.lock_holders() == {}
+    assert core.lock_holders() == (locked or {})  # the locks are read too
     disk.release.set()
     writer.join(WAIT_S)
     assert not writer.is_alive()
@@ -213,3 +218,16 @@ def test_a_commit_and_a_copy_past_the_edit_bound_are_not_refused(
     core.copy_config(CANDIDATE, RUNNING, SYSTEM)  # a whole datastore of about 12k data nodes
     assert 9001 not in _ids(core)
     assert len(_ids(core)) == 2 + 3000 + 1
+
+
+def test_reads_go_on_during_a_large_rollback_of_a_confirmed_commit(
+    held: tuple[Core, HeldDisk, list[Change], ListAudit],
+) -> None:
+    core, disk, seen, kept = held
+    core.lock(RUNNING, "7")  # the rollback is the server's: no session's lock refuses it
+    backup = json.dumps(_whole(100, ITEMS))
+    restore = lambda: core.restore(RUNNING, backup, Encoding.JSON)  # noqa: E731
+    assert not _in_flight(core, disk, restore, locked={RUNNING: "7"})
+    assert _ids(core) == set(range(100, 100 + ITEMS))
+    assert len(seen) == 1
+    assert [r.event for r in kept.records] == ["commit"]
