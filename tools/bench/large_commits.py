@@ -114,9 +114,10 @@ def run_in_flight(
     while not done.is_set():
         began = time.perf_counter()
         old = read()
+        # every read sent in flight is timed, also one held until the transaction ended
+        found.latencies.values.append((time.perf_counter() - began) * 1000)
         if done.is_set():  # answered after the reply: not in flight
             break
-        found.latencies.values.append((time.perf_counter() - began) * 1000)
         found.seen.append(old)
         time.sleep(0.02)
     writer.join(timeout)
