@@ -114,8 +114,12 @@ class DatastoreOperations:
     # ------------------------------------------------------------------ locks
 
     def lock(self, datastore: DatastoreName, session: str) -> None:
-        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
-        with self._lock:
+        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes).
+
+        After the change in flight, if any (the write lock): a large commit of another session
+        works on a copy without the read lock, and must not land after the lock is granted.
+        """
+        with self._write, self._lock:
             if datastore is DatastoreName.CANDIDATE and self._candidate.modified:
                 raise refuse(
                     "lock-denied",

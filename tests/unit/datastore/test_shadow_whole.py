@@ -108,9 +108,17 @@ def _in_flight(
     assert disk.holding.wait(WAIT_S)  # applied and validated on the copy, not yet current
     assert _ids(core) == {0, 1}  # running is read, as committed
     assert core.lock_holders() == (locked or {})  # the locks are read too
+    # a lock asked for meanwhile is granted once the change is made (RFC 6241 7.5)
+    locker = threading.Thread(target=core.lock, args=(DatastoreName.STARTUP, "8"))
+    locker.start()
+    locker.join(0.5)
+    assert locker.is_alive()
     disk.release.set()
     writer.join(WAIT_S)
     assert not writer.is_alive()
+    locker.join(WAIT_S)
+    assert core.lock_holders()[DatastoreName.STARTUP] == "8"
+    core.unlock(DatastoreName.STARTUP, "8")
     disk.hold.clear()
     return failures
 
