@@ -52,7 +52,9 @@ def _service_metrics(
         service_metrics.steering_outcomes,
         provenance=service_metrics,
         publish=host.publish,  # forwarder-push
+        leader=host.leader,  # in a cluster only the leader pushes, fenced by its term
     )
+    host.watch_leader(steering.leadership_changed)
     service_metrics.on_tables_changed = steering.on_tables_changed
     registrations.state[FORWARDERS] = steering.state
     return service_metrics, steering, config
@@ -102,6 +104,7 @@ def install_agent_selection(
     settings = AgentSelectionSettings(
         state_dir=host.settings.state_dir,  # reuse-key scope
         subscribe=NetconfSubscriptions(PeerSettings(timeout=CSMA_TIMEOUT_S)),
+        acts=lambda: host.leader() is not None,  # in a cluster: only the leader sweeps
     )
     if steering is not None:
         settings = replace(settings, steering=steering)

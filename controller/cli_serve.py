@@ -96,6 +96,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         metrics_address=args.metrics_address,
         features=tuple(features),
         logins=logins,
+        cluster=args.cluster,
+        node_id=args.node_id,
         core=CoreSettings(
             subscriptions_per_user=args.max_subscriptions_per_user,
             max_edit_nodes=args.max_edit_nodes,
@@ -144,6 +146,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=[],
         metavar="DIR",
         help="load every module in DIR too (repeatable)",
+    )
+    serve.add_argument(
+        "--cluster",
+        metavar="etcd://HOST:PORT[,...]",
+        help="join the cluster of C-PS replicas whose configuration these etcd members keep "
+        "(docs/cluster.md); without it running has its own journal in --state-dir",
+    )
+    serve.add_argument(
+        "--node-id", metavar="NAME", help="this replica's name in the cluster (default: hostname)"
     )
     serve.add_argument(
         "--feature",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controller import audit
 from controller.admin import Admin, ConfirmedCommit, ConfirmRequest
@@ -41,6 +41,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core, CoreSettings
 from controller.datastore.nacm import NACM_PATH
+from controller.datastore.secrets import load_key
 from controller.datastore.statelock import LOCK_NAME, StateLock
 from controller.errors import CatsError
 from controller.model import Encoding, Schema
@@ -63,6 +64,9 @@ from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
 from controller.types import DataPath
+
+if TYPE_CHECKING:
+    from controller.cluster.membership import Membership
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -89,6 +93,8 @@ class ServeSettings:
     decision_max_age: float = field(default=7 * 24 * 3600.0, kw_only=True)  # C-PS decisions
     logins: LoginSettings = field(default_factory=LoginSettings, kw_only=True)
     core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
+    cluster: str | None = field(default=None, kw_only=True)  # etcd://HOST:PORT[,...]
+    node_id: str | None = field(default=None, kw_only=True)  # the replica's name in it
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -143,6 +149,11 @@ class Host:
     settings: ServeSettings
     core: Callable[[], Core]  # the server core (built after the installer ran)
     publish: Callable[[dict[str, object]], None]  # a notification on the NETCONF stream
+    #: Whether this server acts on the network: None while another replica of its cluster
+    #: leads, else the term to fence pushes with (0: no cluster). See docs/cluster.md.
+    leader: Callable[[], int | None] = lambda: 0
+    #: Register a callable run whenever this replica gains or loses the leadership.
+    watch_leader: Callable[[Callable[[], None]], None] = lambda _: None
 
 
 class Installer(Protocol):
@@ -198,14 +209,32 @@ def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
         LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
 
 
-def seed_running(core: Core, init_data: Path) -> Revision:
-    """Replace running with the ``--init-data`` document (JSON, or XML by its suffix)."""
+def _join(settings: ServeSettings) -> Membership:
+    """``--cluster``: join it (etcd's client is imported only then)."""
+    from controller.cluster.membership import Membership  # noqa: PLC0415
+
+    assert settings.cluster is not None
+    return Membership(settings.cluster, settings.node_id, load_key(settings.state_dir))
+
+
+def seed_running(core: Core, init_data: Path) -> Revision | None:
+    """Replace running with the ``--init-data`` document (JSON, or XML by its suffix); in a
+    cluster only while the cluster holds no commit yet (one replica seeds it)."""
+    if core.replication is not None and core.applied > 0:
+        LOG.info("--init-data %s ignored: the cluster already holds a configuration", init_data)
+        return None
     encoding = Encoding.XML if init_data.suffix.lower() == ".xml" else Encoding.JSON
     text = init_data.read_text(encoding="utf-8")
     LOG.info("seeding running from %s", init_data)
     edit = Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)
     with audit.annotated(operation="init-data", comment=f"seeded from {init_data.name}"):
-        return core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        try:
+            return core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
+        except CatsError as exc:
+            if core.replication is None or exc.items[0].tag != "in-use":
+                raise
+            LOG.info("--init-data %s ignored: another replica seeded the cluster", init_data)
+            return None
 
 
 def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:
@@ -229,6 +258,8 @@ def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:
 class Application:
     """A running server: schema, core, RESTCONF and NETCONF servers and the installed
     application; ``with`` owns them all."""
+
+    cluster: Membership | None = None  # --cluster: the commit log and the election
 
     def __init__(self, settings: ServeSettings, installer: Installer) -> None:
         self.settings = settings
@@ -258,18 +289,22 @@ class Application:
                 lambda: self.core, self.history, records, kept=size, confirmed=self._confirmed
             )
             register_admin(registrations, admin)
-            self.hosted = installer(
-                registrations, Host(settings, lambda: self.core, self._publish_notification)
-            )
+            if settings.cluster is not None:
+                self.cluster = _join(settings)
+            self.hosted = installer(registrations, self._host(settings))
             apply_plugins(settings.plugins, registrations)
-            core_settings = replace(settings.core, history=self.history)
+            cluster = None if self.cluster is None else self.cluster.replication
+            core_settings = replace(settings.core, history=self.history, replication=cluster)
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
+            self.core.follow()
         except BaseException:
+            if self.cluster is not None:
+                self.cluster.close()
             self._close_records()
             self._lock.release()
             self.schema.close()
             raise
-        if fresh and settings.init_data is not None:
+        if settings.init_data is not None and (fresh or self.cluster is not None):
             seed_running(self.core, settings.init_data)
         elif settings.init_data is not None:
             LOG.warning(
@@ -302,6 +337,14 @@ class Application:
             users,
         )
 
+    def _host(self, settings: ServeSettings) -> Host:
+        if self.cluster is None:
+            return Host(settings, lambda: self.core, self._publish_notification)
+        cluster = self.cluster
+        return Host(
+            settings, lambda: self.core, self._publish_notification, cluster.leader, cluster.watch
+        )
+
     def _confirmed(self) -> ConfirmedCommit | None:
         if self.netconf is None or self.settings.netconf.port <= 0:
             return None
@@ -329,6 +372,8 @@ class Application:
 
     def __enter__(self) -> Application:
         self.hosted.start()  # the C-PS: the sweeper (throttled reports, aging, ledger)
+        if self.cluster is not None:
+            self.cluster.start()  # running is caught up: this replica may lead
         if not self.users.password_hashes():
             LOG.warning(
                 "no users in ietf-system:system/authentication: every request gets 401; "
@@ -356,6 +401,8 @@ class Application:
         self.server.stop()
         self.hosted.close()  # C-PS: no more reports, stop sweeping, write the ledger
         self.users.close()
+        if self.cluster is not None:
+            self.cluster.close()  # a leader hands over; no more commits of the others
         self.core.close()
         audit.record(Event.SERVER_STOP, SYSTEM.user, detail="stopped")
         self._close_records()
@@ -392,6 +439,9 @@ def serve(
         with application:
             readiness.done("northbound")
             readiness.set("southbound", lambda: southbound_ready(application.hosted))
+            if application.cluster is not None:  # reads and select-service go on without it
+                why = application.cluster.replication.problem
+                readiness.set("cluster-writes", lambda: why() is None, why)
             LOG.info("serving; state in %s", settings.state_dir)
             (stop or threading.Event()).wait()
             readiness.expect("stopping")

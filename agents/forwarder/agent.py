@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from agents.common.http import HttpServer
 from agents.common.runner import Signals, serve_until_stopped, server_settings
 from agents.forwarder.config import ForwarderConfig
+from agents.forwarder.fencing import YANG_DIR as FENCING_YANG
 from agents.forwarder.proxy import DataPlaneApp
 from agents.forwarder.service import ForwarderService, installer
 from controller.server import Application
@@ -44,7 +46,8 @@ def run_forwarder(config: ForwarderConfig, signals: Signals, *, clean: bool = Fa
     config.state_dir.mkdir(parents=True, exist_ok=True)
     (config.state_dir / MARKER).touch()
     server = config.server
-    with Application(server_settings(config.state_dir, server), installer(config)) as app:
+    settings = replace(server_settings(config.state_dir, server), yang_dirs=(FENCING_YANG,))
+    with Application(settings, installer(config)) as app:
         service = app.hosted
         assert isinstance(service, ForwarderService)
         plane = config.data_plane

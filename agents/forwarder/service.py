@@ -22,6 +22,7 @@ from pathlib import Path
 from agents.common.logins import rule, seed_logins
 from agents.forwarder import model
 from agents.forwarder.config import ForwarderConfig
+from agents.forwarder.fencing import Fence
 from agents.forwarder.forwarding import Forwarding, ledger_part
 from agents.forwarder.ledger import Ledger
 from agents.forwarder.table import Reach
@@ -60,6 +61,12 @@ RULE_LISTS = (
                 "steering",
                 "permit",
                 module_name="ietf-cats-steering",
+                access_operations="create update delete",
+            ),
+            rule(
+                "fencing",
+                "permit",
+                module_name="cats-fencing",
                 access_operations="create update delete",
             ),
         ],
@@ -107,6 +114,7 @@ class ForwarderService:
         self._pending: list[Json] = []  # notifications of commits, published by the sweeper
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.fence = Fence(host.core)  # a C-PS cluster's leader terms (docs/cluster.md)
 
     # -- lifecycle (controller.server Hosted) -------------------------------------------------
 
@@ -114,6 +122,7 @@ class ForwarderService:
         """Seed users and identity, load running's steering, start the sweeper."""
         core = self._host.core()
         seed_logins(core, self.config.users, RULE_LISTS)
+        self.fence.load()
         self._seed_identity()
         self._install(self._read(model.ROOT), whole=True, keys=set())
         self._thread = threading.Thread(target=self._sweep, name="forwarder-sweeper", daemon=True)
@@ -215,6 +224,7 @@ def installer(config: ForwarderConfig) -> Installer:
 
     def install(registrations: Registrations, host: Host) -> Hosted:
         service = ForwarderService(config, host)
+        registrations.commit_hooks.append(service.fence.on_commit)  # before the steering
         registrations.commit_hooks.append(service.on_commit)
         registrations.state[model.ROOT] = service.state
         return service

@@ -71,6 +71,9 @@ class AgentSelectionSettings:
     state_dir: Path | None = None
     steering: Steering = field(default_factory=NoSteering)
     subscribe: Subscribe | None = None  # state-presence-changed of the C-SMAs (M42)
+    #: Whether this C-PS acts on the network now: in a cluster only its leader sweeps
+    #: (handoff timeouts, expired commitments, C-SMA subscriptions; docs/cluster.md).
+    acts: Callable[[], bool] = field(default=lambda: True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,7 @@ class AgentSelection:
     ) -> None:
         self._decisions = Decisions(config, agents, clock, publish, settings)
         self._sweeper = Sweeper(self.sweep, softstate.SWEEP_PERIOD)
+        self._acts = settings.acts
         book, lock = self._decisions.book, self._decisions.lock
         self.advertisements = Advertisements(config, book, lock, clock)
         self.scope = KeyScope.in_state_dir(settings.state_dir)
@@ -92,7 +93,10 @@ class AgentSelection:
     def sweep(self) -> None:
         """Abort handoffs past their reservation or timeout; withdraw the steering of expired
         commitments (P8) and hand again what was not handed or not placed; purge closed
-        sessions; subscribe to the C-SMAs running names now (M42)."""
+        sessions; subscribe to the C-SMAs running names now (M42). In a cluster only the
+        leader does (``settings.acts``)."""
+        if not self._acts():
+            return
         softstate.sweep(self._decisions)
         self._decisions.feeds.sync(self._decisions.config())
 

@@ -98,6 +98,10 @@ class Principal:
 #: The principal of the server's own work (state providers, start-up seeding, tests' setup).
 SYSTEM = Principal("system")
 
+#: error-app-tag of a configuration write refused because the cluster's store (etcd) has no
+#: quorum (``resource-denied``; RESTCONF answers 503, docs/cluster.md).
+CLUSTER_UNAVAILABLE = "cluster-unavailable"
+
 
 @dataclass(frozen=True, slots=True)
 class Edit:
@@ -140,6 +144,11 @@ class ReadRequest:
     with_origin: bool = False
     fields: str | None = None  # RFC 8040 4.8.3 expression, resolved by the core
     xpath_filter: str | None = None
+    #: The selection nodes of a subtree filter (RFC 6241 6.2.4) as schema paths (one or more:
+    #: ``/mod:a/b/c``, every step but the last a container, ``path`` None): the instances
+    #: at them whole, with their ancestors, nothing else; an ancestor nothing is left in is
+    #: left out. Applied on the tree (unselected nodes hidden for the print), not a copy.
+    selection: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

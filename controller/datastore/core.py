@@ -13,6 +13,7 @@ import logging
 import threading
 from pathlib import Path
 
+from controller.datastore import snapshot
 from controller.datastore.api import (
     SYSTEM,
     DatastoreName,
@@ -38,6 +39,7 @@ from controller.datastore.reading import MODULES_STATE, YANG_LIBRARY, Reading
 from controller.datastore.secrets import BUILT_IN, SecretKind, Secrets, load_key
 from controller.datastore.stores import ConfigStore
 from controller.datastore.validation import FullValidation, ValidationStats, Validator
+from controller.model import native
 from controller.model.library import module_records, modules_state, yang_library
 from controller.model.schema import Encoding, Schema
 from controller.types import DataPath
@@ -87,8 +89,15 @@ class Core(Reading, Editing, Invoking, Publishing):
         self._state[DataPath(NACM_PATH)] = self.authorization.state
         self._state.update(self.registrations.state)
         folder, disk = state_dir, self.settings.disk
-        self.running = ConfigStore(self.ctx, DatastoreName.RUNNING, folder, disk)
-        self.startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk)
+        schema_id = snapshot.fingerprint(records, native.library_file())
+        replicated = self.settings.replication
+        self.running = ConfigStore(
+            self.ctx, DatastoreName.RUNNING, None if replicated else folder, disk, schema_id
+        )
+        self.running.replication = replicated
+        self._startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk, schema_id)
+        self._startup_copied = True  # False: startup is running as loaded, not copied yet
+        self._startup_lyb = None  # running as loaded, once running changed
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
         self._datastores = DatastoreOperations(
@@ -101,8 +110,8 @@ class Core(Reading, Editing, Invoking, Publishing):
         self.history = HistoryRecorder(store) if store is not None else None
         with self._lock:
             self.running.load()
-            if not self.startup.load():
-                self.startup.replace_tree(self.running.copy_tree())
+            # no startup of its own: a copy of running as loaded, taken when first needed
+            self._startup_copied = self._startup.load()
             self.validator.rebuild(self.running)
             self.authorization.reload(self.running.first[0])
         self.authorization.watch_accounts(self._end_streams_of_deleted)
@@ -122,10 +131,13 @@ class Core(Reading, Editing, Invoking, Publishing):
         """End the subscriptions, free the trees and close the files (the schema belongs to
         the caller)."""
         self.end_subscriptions()
-        with self._lock:
+        with self._write, self._lock:
+            if self.settings.compact_at_close:  # the next start loads one snapshot
+                self.running.compact_at_close()
+                self._startup.compact_at_close()
             self.candidate.close()
             self.running.close()
-            self.startup.close()
+            self._startup.close()
             self._contexts.close()
         self.secrets.close()
 

@@ -17,11 +17,13 @@ from collections.abc import Sequence
 
 from controller.audit import current as current_request
 from controller.datastore import changes
-from controller.datastore.api import Change, DatastoreName, Edit, Principal, Revision
+from controller.datastore.access import Guard
+from controller.datastore.api import SYSTEM, Change, DatastoreName, Edit, Principal, Revision
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.parts import CoreParts
+from controller.datastore.replication import Record, StaleError, catch_up, retrying, unavailable
 from controller.datastore.shadow import edit_nodes, shadow_transaction
-from controller.datastore.stores import ConfigStore
+from controller.datastore.stores import ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
@@ -99,14 +101,18 @@ class Editing(CoreParts):
                         txn.edits, txn.principal, txn.session, test_only=test_only
                     )
         running = txn.datastore is DatastoreName.RUNNING
+        problem = self.replication.problem() if running and self.replication else None
+        if problem is not None:  # no quorum: refused before any lock, reads go on
+            raise unavailable(problem)
         txn.defer_sync = running
         started = time.perf_counter()
         try:
             with self._write:
                 if running and large:
                     LOG.info("a large edit of about %d data nodes is worked on a copy", size)
+                    self._keep_startup_as_loaded()  # the copy brings its own indexes
                     txn.defer_sync = False
-                    revision: Revision = shadow_transaction(self, txn)
+                    revision: Revision = retrying(self, lambda: shadow_transaction(self, txn))
                     with self._lock:  # prints running, which a restricted read hides parts of
                         self.running.compact_if_due(self.settings.compact_minimum)
                 else:
@@ -124,12 +130,17 @@ class Editing(CoreParts):
         return revision
 
     def transaction(self, txn: Txn) -> Revision:
-        """Run one transaction past the session locks (the caller holds the core lock)."""
+        """Run one transaction past the session locks (the caller holds the core lock); in a
+        cluster, again on the newer state when another replica committed first."""
+        return retrying(self, lambda: self._transaction_once(txn))
+
+    def _transaction_once(self, txn: Txn) -> Revision:
         store = self.store(txn.datastore)
-        applier = Applier(self.ctx, store.tree, self.guard(txn.principal))
+        guard = Guard(None, "cluster") if txn.replicated else self.guard(txn.principal)
+        applier = Applier(self.ctx, store.tree, guard)
         running = store is self.running
         if running:
-            self.validator.ready()  # indexes left from the start-up, on the tree as committed
+            self.running_changes()
         try:
             for edit in txn.edits:
                 applier.apply(edit)
@@ -146,22 +157,13 @@ class Editing(CoreParts):
             )
             if txn.test_only:
                 raise _TestOnlyError
-            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
-            # sync returns, after the locks are released (group commit)
-            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
-            if running:
-                self._run_hooks(store, change)
-            if running and self.history is not None:  # durable: keep how to undo it
-                self.history.record(
-                    store.txid,
-                    txn,
-                    current_request(),
-                    applied=applier.applied,
-                    undo=applier.undo.records,
-                )
+            self._persist(store, txn, change, applier)
         except _TestOnlyError:
             self._undo(applier, running=running)
             return store.revisions.of(None)
+        except StaleError:  # another replica committed first: run again on the newer state
+            self._undo(applier, running=running)
+            raise
         except CatsError as exc:
             located = locate(exc, applier.applied, store.tree)  # on the tree as edited
             self._undo(applier, running=running)
@@ -182,6 +184,66 @@ class Editing(CoreParts):
             store.retract()
             raise
 
+    def _persist(self, store: ConfigStore, txn: Txn, change: Change, applier: Applier) -> None:
+        running = store is self.running
+        if running and store.replication is not None:
+            self._replicate(store, txn, change, applier)
+        else:
+            # durable before it is acknowledged: at once, or (defer_sync) once the caller's
+            # sync returns, after the locks are released (group commit)
+            txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
+            if running:
+                self._run_hooks(store, change)
+        if running and self.history is not None and not txn.replicated:  # keep how to undo it
+            undo = applier.undo.records
+            self.history.record(
+                store.txid, txn, current_request(), applied=applier.applied, undo=undo
+            )
+
+    def _replicate(self, store: ConfigStore, txn: Txn, change: Change, applier: Applier) -> None:
+        """A commit of running in a cluster: the hooks may refuse it before the cluster has
+        it (it cannot be taken back after); one of another replica is already committed."""
+        if txn.replicated:
+            try:
+                for hook in self.registrations.commit_hooks:
+                    hook(change)
+            except Exception:
+                LOG.exception("a commit hook refused transaction %d of the cluster", txn.replicated)
+            store.txid = txn.replicated
+            return
+        for hook in self.registrations.commit_hooks:
+            hook(change)
+        changed = [record.path for record in applier.applied]
+        store.persist(txn.edits, changed=changed, user=txn.principal.user)
+
+    # ------------------------------------------------------------------ cluster
+
+    @property
+    def applied(self) -> int:
+        """The last transaction of running applied here (in a cluster: the cluster's)."""
+        return self.running.txid
+
+    def apply_replicated(self, record: Record) -> None:
+        """Apply one commit another replica made (the caller holds both locks)."""
+        raw = record.get("edits")
+        edits = [edit_from_record(item) for item in raw] if isinstance(raw, list) else []
+        principal = Principal(str(record.get("user") or SYSTEM.user))
+        txid = int(str(record["txid"]))
+        self._transaction_once(Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid))
+
+    def follow(self) -> None:
+        """Apply what the cluster holds, then every commit of the others as it comes."""
+        replication = self.replication
+        if replication is not None:
+            catch_up(self)
+            replication.start(self._deliver)
+
+    def _deliver(self, records: list[Record]) -> None:
+        try:
+            catch_up(self, records)
+        except CatsError:
+            LOG.exception("a commit of the cluster could not be applied here")
+
     def _undo(self, applier: Applier, *, running: bool) -> None:
         applier.undo.rollback()
         if running:
@@ -199,7 +261,8 @@ class Editing(CoreParts):
         if running:
             store.compact_if_due(self.settings.compact_minimum)
             self.authorization.after_commit(store.first[0], changed)
-            changes.audit_commit(txn, store.txid, changed)
+            if not txn.replicated:  # audited where it was made
+                changes.audit_commit(txn, store.txid, changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied

@@ -70,3 +70,86 @@ class Hider:
         tb: TracebackType | None,
     ) -> None:
         self.restore()
+
+
+def _address(pointer: Any) -> int:
+    return int(nodes.ffi.cast("uintptr_t", pointer))
+
+
+class Selection:
+    """Hide what selection nodes of a subtree filter do not select (RFC 6241 6.2.4): the
+    instances at the selected schema paths stay whole, with their ancestors; everything else
+    is hidden, an ancestor too when nothing is left in it. Instances of a selected node are
+    never visited (100k selected list entries cost a hash look-up), only those hidden.
+
+    ``defaults``: whether default nodes are printed (report-all); when they are not, a
+    container whose only selected nodes are defaults is hidden, as a whole read would show
+    nothing of them to select.
+    """
+
+    def __init__(self, ctx: Any, paths: tuple[str, ...], *, defaults: bool) -> None:
+        self._ctx = ctx
+        self._defaults = defaults
+        self._targets: set[int] = set()
+        self._ancestors: set[int] = set()
+        for path in paths:
+            found = nodes.lib.lys_find_path(ctx, nodes.ffi.NULL, path.encode(), 0)
+            if found == nodes.ffi.NULL:
+                continue  # no such node: it selects nothing
+            self._targets.add(_address(found))
+            parent = found.parent
+            while parent:
+                self._ancestors.add(_address(parent))
+                parent = parent.parent
+
+    def apply(self, tree: Tree, hider: Hider) -> None:
+        """Hide from ``tree`` (until ``hider`` restores it) what is not selected."""
+        for top in reversed(list(nodes.siblings(tree.first[0]))):
+            if not self._keep(top, hider):
+                hider.hide(top)
+
+    def _shown(self, node: Node) -> bool:
+        return self._defaults or not node.flags & nodes.lib.LYD_DEFAULT
+
+    def _keep(self, node: Node, hider: Hider) -> bool:
+        """Whether anything selected is left of ``node`` (its unselected children hidden)."""
+        schema = _address(node.schema)
+        if schema in self._targets:
+            return bool(self._shown(node))
+        if schema not in self._ancestors or node.schema.nodetype != nodes.lib.LYS_CONTAINER:
+            return False
+        kept = False
+        first = nodes.lib.lyd_child(node)
+        child_schema = nodes.lib.lys_getnext(nodes.ffi.NULL, node.schema, nodes.ffi.NULL, 0)
+        while child_schema != nodes.ffi.NULL and first:
+            run = self._run(first, child_schema)
+            if run:
+                address = _address(child_schema)
+                if address in self._targets and child_schema.nodetype == nodes.lib.LYS_LIST:
+                    kept = True  # an entry is never a default node: the run is not walked
+                elif address in self._targets or address in self._ancestors:
+                    for instance in reversed(self._instances(run, child_schema)):
+                        if self._keep(instance, hider):
+                            kept = True
+                        else:
+                            hider.hide(instance)
+                else:  # the last first: put back first first, each at the end of its run
+                    for instance in reversed(self._instances(run, child_schema)):
+                        hider.hide(instance)
+                first = nodes.lib.lyd_child(node)
+            child_schema = nodes.lib.lys_getnext(child_schema, node.schema, nodes.ffi.NULL, 0)
+        return kept
+
+    @staticmethod
+    def _run(first: Node, schema: Any) -> Node:
+        """The first instance of ``schema`` among ``first``'s siblings (a hash look-up)."""
+        return native.first_instance(first, schema)
+
+    @staticmethod
+    def _instances(start: Node, schema: Any) -> list[Node]:
+        found = []
+        node = start
+        while node and node.schema == schema:
+            found.append(node)
+            node = node.next
+        return found

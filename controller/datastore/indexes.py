@@ -73,13 +73,20 @@ class Indexes:
         self.unique: dict[SchemaPath, list[dict[tuple[str, ...], DataPath]]] = {}
         self.refs: dict[RefKey, set[DataPath]] = {}
         self.counts: Counter[SchemaPath] = Counter()
+        self._ref_keys: dict[RefKey, RefKey] = {}
         self._clear()
 
     def _clear(self) -> None:
         self.rows.clear()
         self.refs.clear()
+        self._ref_keys.clear()
         self.counts.clear()
         self.unique = {path: [{} for _ in unit.uniques] for path, unit in self.units.items()}
+
+    def _interned(self, target: SchemaPath, value: str) -> RefKey:
+        """One object per referenced entry, however many entries point at it (memory)."""
+        key = (target, value)
+        return self._ref_keys.setdefault(key, key)
 
     def _value(self, node: Any, relative: str) -> str | None:
         found = nodes.find(self.ctx, node, relative)
@@ -89,13 +96,14 @@ class Indexes:
         """The row of an entry node (None for no node: the entry is gone)."""
         if node is None:
             return None
-        key = self._value(node, unit.keys[0]) if len(unit.keys) == 1 else ""
+        # the key is only looked up for entries leafrefs point at (a string less per entry)
+        key = self._value(node, unit.keys[0]) if len(unit.keys) == 1 and unit.incoming else ""
         uniques: list[tuple[str, ...] | None] = []
         for spec in unit.uniques:
             values = [self._value(node, leaf) for leaf in spec]
             uniques.append(None if None in values else tuple(v or "" for v in values))
         refs = [
-            ((ref.target_list, nodes.value_of(leaf)), nodes.path_of(leaf))
+            (self._interned(ref.target_list, nodes.value_of(leaf)), nodes.path_of(leaf))
             for ref in unit.out_refs
             if ref.target_list is not None
             for leaf in self._referrers(node, ref)

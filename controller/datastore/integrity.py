@@ -51,7 +51,7 @@ def _check_snapshot(path: Path) -> FileReport:
     except StateDamagedError as exc:
         return FileReport(path, "damaged", exc.damage)
     checksum = "checksum ok" if found.checked else "no checksum (an older version)"
-    return FileReport(path, f"snapshot at transaction {found.txid}, {checksum}")
+    return FileReport(path, f"snapshot at transaction {found.txid} ({found.format}), {checksum}")
 
 
 def _check_journal(path: Path) -> FileReport:

@@ -41,6 +41,7 @@ from typing import IO
 from controller.datastore import snapshot
 from controller.datastore.damage import Damage, StateDamagedError
 from controller.datastore.files import REAL_DISK, Disk, write_atomically
+from controller.datastore.snapshot import Snapshot
 from controller.observability.metrics import JOURNAL_FSYNC
 
 LOG = logging.getLogger(__name__)
@@ -172,9 +173,9 @@ def unframe(data: bytes) -> list[tuple[int, dict[str, object]]]:
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    """What :meth:`Journal.load` found: the snapshot text and the records to replay."""
+    """What :meth:`Journal.load` found: the snapshot and the records to replay."""
 
-    snapshot: str | None
+    snapshot: Snapshot | None  # None also for an empty one
     txid: int
     time: str | None
     records: tuple[dict[str, object], ...]
@@ -247,7 +248,7 @@ class Journal:
         records = tuple(r for _, r in scanned.records if int(str(r["txid"])) > txid)
         legacy = scanned.legacy or (found is not None and not found.checked)
         return Loaded(
-            found.document or None if found else None,
+            found if found is not None and found.body else None,
             txid,
             found.time if found else None,
             records,
@@ -378,9 +379,12 @@ class Journal:
         handle.truncate(end)
         os.fsync(handle.fileno())
 
-    def write_snapshot(self, document: str, txid: int, time: str) -> None:
-        """Make ``document`` the snapshot at ``txid``, then empty the journal."""
-        data = snapshot.encode(document, txid, time)
+    def write_snapshot(
+        self, document: str | bytes, txid: int, time: str, *, lyb_schema: str | None = None
+    ) -> None:
+        """Make ``document`` the snapshot at ``txid``, then empty the journal (with
+        ``lyb_schema``: a LYB document printed with that schema, see :mod:`.snapshot`)."""
+        data = snapshot.encode(document, txid, time, lyb_schema=lyb_schema)
         write_atomically(self.snapshot_path, data, self._disk)
         self.snapshot_bytes = len(data)
         with self._synced_cv:  # a leader's fsync must not meet a closed handle
@@ -392,6 +396,11 @@ class Journal:
         self._end = self.journal_bytes = 0
         self._last = None
         self._new_epoch()  # the snapshot holds every commit written so far
+
+    @property
+    def broken(self) -> bool:
+        """Whether an fsync failed (nothing written since is durable)."""
+        return self._broken is not None
 
     def due(self, minimum: int) -> bool:
         """Whether the journal has outgrown the snapshot (compaction is then amortised O(1))."""

@@ -26,7 +26,7 @@ from controller.datastore import datapath
 from controller.datastore.api import Access
 from controller.datastore.errors import DatastoreError
 from controller.datastore.indexes import Indexes, Row
-from controller.datastore.plan import Unit, plan
+from controller.datastore.plan import Plan, Unit, plan
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applied
 from controller.datastore.validation import ValidationStats, validate_full
@@ -50,8 +50,8 @@ class LocalValidation:
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
-        self.plan = plan(ctx)
-        self._indexes = Indexes(ctx, self.plan.units)
+        self._plan: Plan | None = None  # derived from the schema at first use
+        self._built: Indexes | None = None
         self._unbuilt: ConfigStore | None = None  # indexes left to build from this store
         self._local = 0
         self._full = 0
@@ -61,6 +61,19 @@ class LocalValidation:
     def stats(self) -> ValidationStats:
         """Counts so far."""
         return ValidationStats(self._local, self._full)
+
+    @property
+    def plan(self) -> Plan:
+        """The units of the schema (what an edit may touch and be checked locally)."""
+        if self._plan is None:
+            self._plan = plan(self.ctx)
+        return self._plan
+
+    @property
+    def _indexes(self) -> Indexes:
+        if self._built is None:
+            self._built = Indexes(self.ctx, self.plan.units)
+        return self._built
 
     @property
     def indexes(self) -> Indexes:
@@ -88,7 +101,7 @@ class LocalValidation:
     def install(self, prepared: object) -> None:
         """Make indexes :meth:`prepared` made the current ones."""
         assert isinstance(prepared, Indexes)
-        self._indexes, self._unbuilt = prepared, None
+        self._built, self._unbuilt = prepared, None
         self._full += 1
 
     def touched(self, applied: Sequence[Applied]) -> list[Touched] | None:

@@ -33,10 +33,12 @@ from controller.datastore.errors import refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.locks import Locks
+from controller.datastore.replication import Replication
 from controller.datastore.secrets import Secrets
 from controller.datastore.shadow import SHADOW_NODES
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
 from controller.datastore.validation import Validator
+from controller.model import nodes
 from controller.model.schema import Schema
 from controller.types import DataPath
 
@@ -58,6 +60,8 @@ class CoreSettings:
     subscriptions_per_user: int = DEFAULT_PER_USER  # event streams, NETCONF subscriptions
     max_edit_nodes: int = MAX_EDIT_NODES  # data nodes of one edit; more: too-big
     shadow_nodes: int = SHADOW_NODES  # from this size an edit works on a copy
+    compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
+    replication: Replication | None = None  # a cluster's log instead of running's journal
 
 
 class CoreParts:
@@ -71,7 +75,9 @@ class CoreParts:
     secrets: Secrets
     bus: NotificationBus
     running: ConfigStore
-    startup: ConfigStore
+    _startup: ConfigStore
+    _startup_copied: bool  # False: startup is running as loaded, not copied yet
+    _startup_lyb: bytes | None  # running as loaded, once running changed
     candidate: Candidate
     validator: Validator
     history: HistoryRecorder | None
@@ -83,6 +89,42 @@ class CoreParts:
     _operations: dict[DataPath, rpc.Operation]  # RPCs, resolved once
     _notifications: dict[int, bool]  # notification schema node: reads running
     _free_notifications: dict[str, bool]  # top-level by name: reads no running
+
+    @property
+    def startup(self) -> ConfigStore:
+        """The startup datastore; without one of its own, running as loaded: a copy of
+        running's tree while running is unchanged, else parsed from the LYB document
+        :meth:`running_changes` printed of it (a tenth of a tree's memory until read)."""
+        if not self._startup_copied:
+            with self._lock:
+                if not self._startup_copied:
+                    lyb, self._startup_lyb = self._startup_lyb, None
+                    if lyb is not None:
+                        self._startup.replace_tree(nodes.parse_lyb(self.ctx, lyb))
+                    else:
+                        self._startup.replace_tree(self.running.copy_tree())
+                    self._startup_copied = True
+        return self._startup
+
+    def running_changes(self) -> None:
+        """Called before a transaction changes running's tree in place (the caller holds the
+        write lock): what start-up left to derive from running as loaded is derived now."""
+        self._keep_startup_as_loaded()
+        self.validator.ready()  # indexes left from the start-up, on the tree as committed
+
+    def _keep_startup_as_loaded(self) -> None:
+        """Before running first changes: print it for a startup that is running as loaded."""
+        with self._lock:
+            if not self._startup_copied and self._startup_lyb is None:
+                if self.running.first[0]:
+                    self._startup_lyb = nodes.print_lyb(self.running.first[0])
+                else:
+                    self._startup_copied = True  # empty, as startup is
+
+    @property
+    def replication(self) -> Replication | None:
+        """The cluster's log of commits (None: running has its own journal)."""
+        return self.settings.replication
 
     @property
     def read_lock(self) -> threading.RLock:

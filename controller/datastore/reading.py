@@ -9,6 +9,7 @@ changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from controller.datastore import operational, reads, review
 from controller.datastore.api import (
@@ -19,9 +20,10 @@ from controller.datastore.api import (
     ReadRequest,
     ReadResult,
     Revision,
+    WithDefaults,
 )
 from controller.datastore.compare import ChangeItem
-from controller.datastore.hiding import Hider
+from controller.datastore.hiding import Hider, Selection
 from controller.datastore.parts import CoreParts
 from controller.datastore.stores import ConfigStore
 from controller.model import nodes
@@ -47,17 +49,24 @@ class Reading(CoreParts):
             if request.content is Content.NONCONFIG:
                 return ReadResult(None if request.path else reads.empty(request.encoding), revision)
             user = self.authorization.user(principal)
-            if user is None:
+            with Hider(store.tree) as hider:
+                if user is not None and not self.authorization.hide(
+                    user, store.tree, request.path, hider
+                ):
+                    return ReadResult(None, revision)  # the target may not be read: absent
+                if request.selection is not None:
+                    defaults = request.with_defaults is WithDefaults.REPORT_ALL
+                    Selection(self.ctx, request.selection, defaults=defaults).apply(
+                        store.tree, hider
+                    )
+                    request = replace(request, selection=None, path=None)
                 document = reads.render(self.ctx, store.first[0], request)
-            else:
-                with Hider(store.tree) as hider:
-                    if self.authorization.hide(user, store.tree, request.path, hider):
-                        document = reads.render(self.ctx, store.first[0], request)
-                    else:
-                        document = None  # the target may not be read: it reads as absent
             return ReadResult(document, revision)
 
     def _read_operational(self, request: ReadRequest, principal: Principal) -> ReadResult:
+        if request.selection is not None:  # the same nodes, selected on a copy
+            union = " | ".join(request.selection)
+            request = replace(request, selection=None, xpath_filter=union)
         regions = operational.provider_paths(self._state, request)
         states = {region: self._state[region]() for region in regions}  # outside the lock
         with self._lock:

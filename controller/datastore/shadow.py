@@ -91,8 +91,9 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
         diff = changes.diff_document(core.ctx, shadow.tree, applier.applied)
         if txn.test_only:
             return running.revisions.of(None)
-        running.persist(txn.edits)  # durable before anyone sees it
         changed = [record.path for record in applier.applied]
+        # durable (in a cluster: the cluster's) before anyone sees it
+        running.persist(txn.edits, changed=changed, user=txn.principal.user)
         with core.read_lock:
             change = Change(
                 txn.datastore, txn.principal, diff, tuple(changed), running.revisions.prepare()

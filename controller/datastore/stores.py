@@ -16,12 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller.datastore import snapshot
 from controller.datastore.access import Guard
 from controller.datastore.api import DatastoreName, Edit, EditOperation, InsertWhere
+from controller.datastore.damage import Damage, StateDamagedError
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.journal import Journal, Ticket
+from controller.datastore.replication import Replication
 from controller.datastore.revisions import Revisions
+from controller.datastore.snapshot import Snapshot
 from controller.datastore.transaction import Applier
 from controller.datastore.tree import Tree
 from controller.errors import CatsError
@@ -77,19 +81,30 @@ class ConfigStore:
     """A datastore tree (first top-level node in ``first[0]``) and what goes with it."""
 
     def __init__(
-        self, ctx: Any, name: DatastoreName, folder: Path | None, disk: Disk = REAL_DISK
+        self,
+        ctx: Any,
+        name: DatastoreName,
+        folder: Path | None,
+        disk: Disk = REAL_DISK,
+        schema_id: str | None = None,
     ) -> None:
         self.ctx = ctx
         self.name = name
+        self.schema_id = schema_id  # the schema's fingerprint: snapshots are LYB (None: JSON)
+        self.current = False  # whether the snapshot alone holds the tree, in the current form
         self.tree = Tree(ctx)
         self.first = self.tree.first  # the first top-level sibling, for reads
         self.journal = Journal(folder, name.value, disk) if folder is not None else None
         self.revisions = Revisions()
         self.txid = 0
+        #: Where commits of running go instead of the journal (a cluster), when set.
+        self.replication: Replication | None = None
 
     def load(self, *, with_journal: bool = True) -> bool:
         """Load the snapshot and replay the journal, then validate everything once.
 
+        A LYB snapshot of this schema with no journal after it is the validated tree that was
+        printed (with its defaults): it is not validated again (:mod:`.snapshot`).
         Returns whether anything was persisted.
         """
         if self.journal is None:
@@ -97,15 +112,14 @@ class ConfigStore:
         started = time.monotonic()
         loaded = self.journal.load()
         records = loaded.records if with_journal else ()
-        size = len(loaded.snapshot or "")
+        found = loaded.snapshot
+        size = len(found.body) if found is not None else 0
         progress = _Progress(
             self.name.value, size >= PROGRESS_BYTES or len(records) >= PROGRESS_RECORDS
         )
-        if loaded.snapshot:
-            progress.say(f"loading the snapshot ({size / 1e6:.1f} MB)")
-            # printed by libyang, so in libyang's order: no place to search for (linear)
-            parsed = nodes.parse_printed(self.ctx, loaded.snapshot)
-            self.tree.replace(parsed)
+        if found is not None:
+            progress.say(f"loading the snapshot ({size / 1e6:.1f} MB, {found.format})")
+            self.tree.replace(self._parse(found))
         self.txid = loaded.txid
         for number, record in enumerate(records, start=1):
             if number % PROGRESS_RECORDS == 1 or number == len(records):
@@ -116,15 +130,44 @@ class ConfigStore:
                 applier.apply(edit_from_record(item))
             applier.undo.commit()
             self.txid = int(str(record["txid"]))
-        progress.say("validating")
-        self.validate()
+        trusted = self._same_schema(found) and not loaded.records
+        if not trusted:
+            progress.say("validating")
+            self.validate()
+        self.current = trusted or (found is None and not loaded.records)
         progress.say(f"loaded at transaction {self.txid} in {time.monotonic() - started:.1f} s")
         if loaded.time:
             self.revisions = Revisions(datetime.fromisoformat(loaded.time))
         if loaded.legacy:  # rewritten with checksums now, not at the next compaction
             LOG.info("%s: rewriting the state files of an older version", self.name.value)
             self.write_snapshot(self.txid, datetime.now(UTC).isoformat())
-        return loaded.snapshot is not None or bool(loaded.records)
+        return found is not None or bool(loaded.records)
+
+    def _same_schema(self, found: Snapshot | None) -> bool:
+        """Whether ``found`` is a LYB snapshot printed with this store's schema."""
+        return (
+            found is not None
+            and found.checked
+            and found.format == snapshot.LYB
+            and self.schema_id is not None
+            and found.schema == self.schema_id
+        )
+
+    def _parse(self, found: Snapshot) -> Any:
+        if found.format == snapshot.JSON:
+            # printed by libyang, so in libyang's order: no place to search for (linear)
+            return nodes.parse_printed(self.ctx, found.document)
+        assert self.journal is not None
+        try:
+            return nodes.parse_lyb(self.ctx, found.body, newer_modules=not self._same_schema(found))
+        except CatsError as exc:
+            reason = "; ".join(item.message for item in exc.items)
+            where = "another schema (other YANG modules or libyang)"
+            if self._same_schema(found):
+                where = "this schema"
+            raise StateDamagedError(
+                Damage(self.journal.snapshot_path, 0, f"a LYB snapshot of {where}: {reason}")
+            ) from exc
 
     def validate(self) -> None:
         """Full ``lyd_validate_all`` (at load, after a replay, for candidate validation)."""
@@ -136,13 +179,34 @@ class ConfigStore:
         finally:
             self.tree.invalidate()  # libyang may have added defaults or dropped cases
 
-    def persist(self, edits: Sequence[Edit], *, defer: bool = False) -> Ticket | None:
-        """Make a commit durable before it is acknowledged (running: a journal record; any
-        other datastore: a new snapshot). On failure nothing of it is left on disk.
+    def persist(
+        self,
+        edits: Sequence[Edit],
+        *,
+        defer: bool = False,
+        changed: Sequence[DataPath] = (),
+        user: str = "",
+    ) -> Ticket | None:
+        """Make a commit durable before it is acknowledged (running: a journal record, or the
+        cluster's next transaction; any other datastore: a new snapshot). On failure nothing of
+        it is left on disk.
 
         With ``defer`` (running only) the record is written but not fsynced: the returned
         ticket must go to :meth:`sync` before the commit is acknowledged (group commit).
+        ``changed`` and ``user`` go into a cluster's record (:mod:`.replication`).
         """
+        if self.replication is not None:
+            now = datetime.now(UTC).isoformat()
+            record: dict[str, object] = {
+                "txid": self.txid + 1,
+                "time": now,
+                "user": user,
+                "edits": [edit_record(edit) for edit in edits],
+                "changed": [str(path) for path in changed],
+            }
+            self.replication.commit(self.txid + 1, record)
+            self.txid += 1
+            return None
         if self.journal is None:
             self.txid += 1
             return None
@@ -202,11 +266,27 @@ class ConfigStore:
         """Print the whole tree and make it the snapshot at ``txid``."""
         if self.journal is None:
             return
-        text = self.print()
+        lyb = self.schema_id is not None and bool(self.first[0])
+        document = nodes.print_lyb(self.first[0]) if lyb else self.print()
         try:
-            self.journal.write_snapshot(text, txid, time)
+            self.journal.write_snapshot(
+                document, txid, time, lyb_schema=self.schema_id if lyb else None
+            )
         except OSError as exc:
             raise refuse("operation-failed", f"cannot write the snapshot: {exc}") from exc
+        self.current = True
+
+    def compact_at_close(self) -> None:
+        """Fold the journal into the snapshot (and write it in the current form), so that the
+        next start loads one snapshot and validates nothing (a clean shutdown)."""
+        if self.journal is None or (self.current and not self.journal.journal_bytes):
+            return
+        if self.journal.broken:
+            return  # commits whose fsync failed were never acknowledged: keep them out
+        try:
+            self.write_snapshot(self.txid, datetime.now(UTC).isoformat())
+        except CatsError as exc:
+            LOG.warning("%s: no compaction at shutdown: %s", self.name.value, exc)
 
     def print(self) -> str:
         """The whole tree as RFC 7951 JSON (explicit nodes only)."""

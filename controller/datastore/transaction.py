@@ -54,6 +54,9 @@ class Txn:
     #: it must call ``ConfigStore.sync(ticket)`` before it acknowledges the edit.
     defer_sync: bool = False
     ticket: Ticket | None = None
+    #: A commit another replica of the cluster made (its txid; 0: this server's own): it was
+    #: access-checked and is persisted there, so it is applied here unguarded, unpersisted.
+    replicated: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,9 @@ from controller.evaluate.engine import Policy
 from controller.evaluate.errors import invalid
 from controller.evaluate.policyfile import CpsPolicy
 from controller.evaluate.routers import Dynamo, Gorgo, LlmD, SGLang
+from controller.evaluate.shipped import ALL, NAMES
+
+__all__ = ["ALL", "NAMES", "REPORTED", "build"]
 
 _BUILD: dict[str, Callable[[CpsPolicy], Policy]] = {
     "nearest": lambda _: Nearest(),
@@ -25,11 +28,6 @@ _BUILD: dict[str, Callable[[CpsPolicy], Policy]] = {
     "cats-steer": CatsSteer,
 }
 
-NAMES = tuple(n for n in _BUILD if n != "cats-steer")
-"""Every policy of the default table, in its order (``cats-steer``, the forwarder steering
-path of the closed-loop check, runs only when named)."""
-ALL = tuple(_BUILD)
-"""Every policy that can be named."""
 REPORTED = ("cats", "cats-jsa", "least-loaded")
 """The policies that decide on the report path's values (swept over the reporting interval)."""
 

@@ -19,12 +19,12 @@ from typing import Any
 
 from controller.agent_selection.config import context
 from controller.evaluate.errors import invalid
+from controller.evaluate.shipped import RECOMMENDED
 from controller.evaluate.views import SERVICE
 from controller.selection.joint import Requirement, SelectionSettings
 from controller.selection.mapping import SelectionContext
 from controller.service_metrics.policy import UpdateControl, config, requirement
 
-RECOMMENDED = Path(__file__).parent / "data" / "cats-llm-policy.json"
 """The configuration recommended for LLM services (the tuned one of docs/evaluation.md)."""
 
 SM = "ietf-cats-service-metrics"

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.evaluate import policyfile, topology, trace
+from controller.evaluate import policyfile, shipped, topology, trace
 from controller.evaluate.engine import RunSettings, simulate
 from controller.evaluate.policies import NAMES, REPORTED, build
 from controller.evaluate.results import Summary, summarize
@@ -25,8 +25,8 @@ from controller.evaluate.trace import Request
 class Matrix:
     """What to run; the files are read by every worker."""
 
-    trace: Path = trace.DEFAULT_TRACE
-    topology: Path = topology.DEFAULT_TOPOLOGY
+    trace: Path = shipped.DEFAULT_TRACE
+    topology: Path = shipped.DEFAULT_TOPOLOGY
     policy: Path | None = None
     policies: tuple[str, ...] = NAMES
     loads: tuple[float, ...] = (0.5, 0.7, 0.9)

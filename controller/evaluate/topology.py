@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.evaluate.errors import invalid
-
-DEFAULT_TOPOLOGY = Path(__file__).parent / "data" / "three-regions.json"
+from controller.evaluate.shipped import DEFAULT_TOPOLOGY
 
 _TOP = frozenset(
     {

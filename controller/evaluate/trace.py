@@ -17,9 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from controller.evaluate.errors import invalid
-
-DEFAULT_TRACE = Path(__file__).parent / "data" / "mooncake-synthetic.jsonl"
-"""The trace shipped with the package: Mooncake's synthetic trace (Apache-2.0)."""
+from controller.evaluate.shipped import DEFAULT_TRACE
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,12 +40,26 @@ _FIND_SIBLING_FIRST = _bind("lyd_find_sibling_first", [_P, _P, ctypes.POINTER(_P
 _IMPLICIT_TREE = _bind("lyd_new_implicit_tree", [_P, ctypes.c_uint32, _P], ctypes.c_int)
 _DICT_REMOVE = _bind("lydict_remove", [_P, _P], None)
 _CHANGE_TERM = _bind("lyd_change_term", [_P, ctypes.c_char_p], ctypes.c_int)
+_OUT_PRINTED = _bind("ly_out_printed", [_P], ctypes.c_size_t)
 _EXPR_ATOMS = _bind(
     "lys_find_expr_atoms", [_P, _P, _P, _P, ctypes.c_uint32, ctypes.POINTER(_P)], ctypes.c_int
 )
 
 #: ``LYD_IMPLICIT_NO_STATE`` of tree_data.h.
 IMPLICIT_NO_STATE = 0x01
+
+
+def library_file() -> str:
+    """The file of the libyang this process runs (``libyang.so.2.29.2``: its version), read
+    from the process's mappings; the soname when they cannot be read."""
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            for line in maps:
+                if "/libyang.so" in line:
+                    return line.rsplit("/", 1)[-1].strip()
+    except OSError:
+        pass
+    return "libyang.so.2"
 
 
 def address(pointer: Any) -> int | None:
@@ -85,6 +99,19 @@ def has_instance(first: Any, snode: Any) -> bool:
     match = _P()
     rc = int(_FIND_SIBLING_VAL(address(first), address(snode), None, 0, ctypes.byref(match)))
     return rc == lib.LY_SUCCESS and bool(match.value)
+
+
+def first_instance(first: Any, snode: Any) -> Any:
+    """``lyd_find_sibling_val`` without a value: the first instance of ``snode`` among the
+    siblings starting at ``first`` (libyang hashes a list's or leaf-list's first instance by
+    its schema node alone), or None."""
+    if first == ffi.NULL or not first:
+        return None
+    match = _P()
+    rc = int(_FIND_SIBLING_VAL(address(first), address(snode), None, 0, ctypes.byref(match)))
+    if rc != lib.LY_SUCCESS or not match.value:
+        return None
+    return ffi.cast("struct lyd_node *", match.value)
 
 
 def find_entry(first: Any, snode: Any, key: str) -> Any:
@@ -133,6 +160,11 @@ def expression_atoms(ctx_node: Any, module: Any, expr: Any, prefixes: Any) -> li
     nodes = [atoms.snodes[index] for index in range(int(atoms.count))]
     lib.ly_set_free(atoms, ffi.NULL)
     return nodes
+
+
+def out_printed(out: Any) -> int:
+    """``ly_out_printed``: how many bytes were printed into an output handle."""
+    return int(_OUT_PRINTED(address(out)))
 
 
 def dict_remove(ctx: Any, value: Any) -> None:

@@ -103,6 +103,37 @@ def parse_printed(ctx: CtxP, text: str) -> Node:
     )
 
 
+def print_lyb(first: Node) -> bytes:
+    """The whole tree (``first`` and its siblings) in libyang's binary format (LYB), with every
+    node, default ones too, and its flags."""
+    buffer = ffi.new("char **")
+    out = ffi.new("struct ly_out **")
+    if lib.ly_out_new_memory(buffer, 0, out) != lib.LY_SUCCESS:
+        raise ModelError(ErrorItem(ErrorType.APPLICATION, "operation-failed", "no memory"))
+    try:
+        if lib.lyd_print_all(out[0], first, lib.LYD_LYB, 0) != lib.LY_SUCCESS:
+            raise ModelError(ErrorItem(ErrorType.APPLICATION, "operation-failed", "print failed"))
+        return bytes(ffi.buffer(buffer[0], native.out_printed(out[0])))
+    finally:
+        lib.ly_out_free(out[0], ffi.NULL, 1)
+
+
+def parse_lyb(ctx: CtxP, data: bytes | memoryview, *, newer_modules: bool = False) -> Node:
+    """Parse a LYB document :func:`print_lyb` printed, without validating it (its nodes keep
+    the flags they were printed with). ``newer_modules`` accepts newer revisions of its
+    modules (``LYD_PARSE_LYB_MOD_UPDATE``)."""
+    opts = PARSE_EDIT | lib.LYD_PARSE_NO_STATE | lib.LYD_PARSE_ORDERED
+    if newer_modules:
+        opts |= lib.LYD_PARSE_LYB_MOD_UPDATE
+    tree = ffi.new("struct lyd_node **", ffi.NULL)
+    source = ffi.from_buffer(data)  # LYB carries its lengths: no terminating NUL needed
+    if lib.lyd_parse_data_mem(ctx, source, lib.LYD_LYB, opts, 0, tree) != lib.LY_SUCCESS:
+        if tree[0]:
+            lib.lyd_free_all(tree[0])
+        raise fail(ctx)
+    return tree[0]
+
+
 def _parse(ctx: CtxP, text: str, encoding: Encoding, parent: Node, opts: int) -> Node:
     source = ffi.new("char[]", text.encode())
     stream = ffi.new("struct ly_in **")

@@ -10,6 +10,9 @@ A read that needs no work on elements (no filter, or a subtree filter of selecti
 naming whole top-level containers, RFC 6241 6.2.4) is answered with the core's printed text
 as it is (:meth:`Reads.read_raw`), spliced into the reply without parsing and serializing
 it again: a full read of 100k list entries is then libyang's printing and the transport.
+A filter of containment nodes (containers) and selection nodes alone, such as
+``<bench><entry/></bench>``, is applied by the core on its tree (``ReadRequest.selection``)
+and spliced likewise.
 """
 
 from __future__ import annotations
@@ -191,11 +194,50 @@ class Reads:
         if filter_.subtree is None or not filter_.subtree:
             return None
         paths = self._whole_containers(filter_.subtree)
-        if paths is None:
+        if paths is not None:
+            return "".join(
+                self._core.read(replace(base, path=path), principal).document or ""
+                for path in paths
+            )
+        return self._selected(base, principal, filter_.subtree)
+
+    def _selected(
+        self, base: ReadRequest, principal: Principal, selectors: tuple[Element, ...]
+    ) -> str | None:
+        """A filter of containment and selection nodes, applied by the core on its tree."""
+        if base.datastore is DatastoreName.OPERATIONAL or base.with_defaults is WithDefaults.TRIM:
+            return None  # state is built per read; trim hides values a selection would keep
+        selection = self._selection(selectors)
+        if not selection:
             return None
-        return "".join(
-            self._core.read(replace(base, path=path), principal).document or "" for path in paths
-        )
+        return self._core.read(replace(base, selection=selection), principal).document or ""
+
+    def _selection(self, selectors: tuple[Element, ...]) -> tuple[str, ...] | None:
+        """The schema paths a filter of containment and selection nodes alone selects
+        (RFC 6241 6.2.3, 6.2.4), every containment node a container; None for any other
+        filter (content match nodes, attributes, a node without a namespace or unknown)."""
+        paths: list[str] = []
+
+        def walk(element: Element, parent: SchemaNode | None) -> bool:
+            qname = etree.QName(element)
+            module = self._lookup.module_of(qname.namespace or "")
+            if module is None or element.attrib or (element.text or "").strip():
+                return False
+            node = self._lookup.child(parent, module, qname.localname)
+            if node is None:
+                return False
+            children = [c for c in element if isinstance(c.tag, str)]
+            if any((c.tail or "").strip() for c in children):
+                return False
+            if not children:
+                if node.schema_path not in paths:
+                    paths.append(node.schema_path)
+                return parent is not None or node.kind is NodeKind.CONTAINER
+            return node.kind is NodeKind.CONTAINER and all(walk(c, node) for c in children)
+
+        if all(walk(selector, None) for selector in selectors):
+            return tuple(paths)
+        return None
 
     def _whole_containers(self, selectors: tuple[Element, ...]) -> list[DataPath] | None:
         """The top-level containers selection nodes name (RFC 6241 6.2.4), in order; None

@@ -30,6 +30,7 @@ class Readiness:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._checks: dict[str, Callable[[], bool]] = {}
+        self._why: dict[str, Callable[[], str | None]] = {}
 
     def expect(self, name: str) -> None:
         """A check that fails until :meth:`done`."""
@@ -39,10 +40,23 @@ class Readiness:
         """Mark a check as holding."""
         self.set(name, lambda: True)
 
-    def set(self, name: str, check: Callable[[], bool]) -> None:
-        """Add or replace a check."""
+    def set(
+        self, name: str, check: Callable[[], bool], why: Callable[[], str | None] | None = None
+    ) -> None:
+        """Add or replace a check; ``why`` says why it fails (``/readyz`` shows it)."""
         with self._lock:
             self._checks[name] = check
+            if why is not None:
+                self._why[name] = why
+
+    def reasons(self, status: dict[str, bool]) -> dict[str, str]:
+        """Why each failing check that can say fails."""
+        with self._lock:
+            why = {
+                name: self._why[name] for name, ok in status.items() if not ok and name in self._why
+            }
+        found = {name: reason() for name, reason in why.items()}
+        return {name: reason for name, reason in found.items() if reason}
 
     def status(self) -> dict[str, bool]:
         """Each check's result now."""
@@ -69,7 +83,11 @@ def _handler(readiness: Readiness) -> type[BaseHTTPRequestHandler]:
             elif path == "/readyz":
                 status = readiness.status()
                 ready = all(status.values())
-                body = json.dumps({"ready": ready, "checks": status}).encode() + b"\n"
+                report: dict[str, object] = {"ready": ready, "checks": status}
+                reasons = readiness.reasons(status)
+                if reasons:
+                    report["why"] = reasons
+                body = json.dumps(report).encode() + b"\n"
                 self._send(200 if ready else 503, "application/json", body)
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found\n")

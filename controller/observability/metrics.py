@@ -74,6 +74,14 @@ COMMIT_LATENCY = Histogram(
     "Server time of a transaction on running (apply, validate, persist)",
     buckets=LATENCY,
 )
+CLUSTER_STALE = Counter(
+    "cats_cluster_stale_commits_total",
+    "Commits another replica overtook (cluster): run again on the newer state, or in-use",
+    ["outcome"],
+)
+CLUSTER_APPLIED = Counter(
+    "cats_cluster_applied_commits_total", "Commits of other replicas applied here (cluster)"
+)
 JOURNAL_FSYNC = Histogram(
     "cats_datastore_journal_fsync_duration_seconds",
     "Time to append and fsync one journal record",

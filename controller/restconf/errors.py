@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from lxml import etree
 
+from controller.datastore.api import CLUSTER_UNAVAILABLE
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import Encoding
 
@@ -58,11 +59,15 @@ def status_of(items: Sequence[ErrorItem]) -> int:
     The table gives ``operation-failed`` 412 or 500. A schema constraint the request does not
     meet (RFC 7950 15: ``data-not-unique``, ``must-violation``, ``too-many-elements``... which
     libyang reports with that app-tag) is a failed precondition of the edit, so 412; 500 stays
-    for failures of the server itself. Bad input never gets a 500.
+    for failures of the server itself. Bad input never gets a 500. A write refused because the
+    cluster's store has no quorum (``resource-denied``, app-tag ``cluster-unavailable``) is
+    503 Service Unavailable: the server cannot take writes for now, reads go on.
     """
     first = items[0]
     if first.tag == "operation-failed" and first.app_tag is not None:
         return 412
+    if first.tag == "resource-denied" and first.app_tag == CLUSTER_UNAVAILABLE:
+        return 503  # the cluster's store has no quorum: a temporary condition of the server
     return STATUS_OF_TAG.get(first.tag, 500)
 
 

@@ -44,12 +44,14 @@ from controller.southbound.peer import PeerSettings
 from controller.southbound.push import (
     ForwarderStatus,
     ForwarderWorker,
+    Leader,
     Pushed,
     PushResults,
     PushSettings,
     SteeringSession,
     format_time,
     push_all,
+    standalone,
 )
 from controller.southbound.session import ConfigSession
 from controller.southbound.steering import Entry, same_content, service_entry, with_decision
@@ -157,8 +159,10 @@ class SteeringService:
         poll: float = 0.2,
         provenance: Provenance | None = None,
         publish: Callable[[Json], None] | None = None,
+        leader: Leader = standalone,
     ) -> None:
         self._core = core
+        self._leader = leader  # in a cluster, only the leader pushes (docs/cluster.md)
         self._publish = publish
         self._provenance = provenance
         self._outcomes = outcomes
@@ -194,6 +198,14 @@ class SteeringService:
             workers, self._workers = list(self._workers.values()), {}
         for _, worker in workers:
             worker.stop()
+
+    def leadership_changed(self) -> None:
+        """This replica became the cluster's leader or stopped being it: a new leader reads
+        every forwarder and writes its term and the difference at once."""
+        with self._cond:
+            workers = [worker for _, worker in self._workers.values()]
+        for worker in workers:
+            worker.wake(reconcile=True)
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -337,7 +349,12 @@ class SteeringService:
                 continue
             self.intended.retain_services(name, spec.cs_ids if spec.ingress else ())
             worker = ForwarderWorker(
-                name, self._sessions(spec), self.intended, settings, on_pushed=self._pushed
+                name,
+                self._sessions(spec),
+                self.intended,
+                settings,
+                on_pushed=self._pushed,
+                leader=self._leader,
             )
             with self._cond:
                 self._workers[name] = (spec, worker)

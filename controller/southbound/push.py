@@ -95,6 +95,16 @@ def _no_report(pushed: Pushed) -> None:
     """Nobody listens to the pushes."""
 
 
+def standalone() -> int | None:
+    """The leadership of a C-PS that is not in a cluster: it always pushes, with no term."""
+    return 0
+
+
+#: Who pushes: None while another replica of the cluster leads, else the term to write with
+#: every push (0: no cluster, no term; docs/cluster.md).
+Leader = Callable[[], int | None]
+
+
 class ForwarderWorker:
     """The thread that pushes one forwarder's intended state to it; ``on_pushed`` hears of
     every write that changed something or failed."""
@@ -108,8 +118,11 @@ class ForwarderWorker:
         clock: Callable[[], float] = time.monotonic,
         *,
         on_pushed: Callable[[Pushed], None] = _no_report,
+        leader: Leader = standalone,
     ) -> None:
         self.name = name
+        self._leader = leader
+        self._fenced = 0  # the term this forwarder was last written with
         self._on_pushed = on_pushed
         self._session = session
         self._intended = intended
@@ -180,11 +193,22 @@ class ForwarderWorker:
     def step(self) -> ForwarderStatus:
         """One attempt: read when needed, write the difference; the status after it."""
         now = self._clock()
+        term = self._leader()
+        if term is None:  # another replica leads: it pushes; read afresh when this one leads
+            self._actual, self._fenced = None, 0
+            self._reconcile_at = now + self._settings.reconcile_interval
+            return self.status
+        write = replace(self._settings.write, term=term)
         generation, intended = self._intended.snapshot(self.name)
         status = self.status
         writing = 0.0  # when the write began (a failure before it is no push)
         try:
             repaired, reconciled = 0, False
+            fenced: Written | None = None
+            if term and term != self._fenced:  # a new leader: its term first, before a read
+                writing = time.perf_counter()
+                fenced = self._session.write(Changes(), write)
+                self._fenced = term
             if (
                 self._actual is None
                 or self._session.connections != self._connections
@@ -194,8 +218,8 @@ class ForwarderWorker:
                 reconciled = True
                 self._reconcile_at = now + self._settings.reconcile_interval
                 repaired = len(diff(intended, self._actual))
-            writing = time.perf_counter()
-            written = self._write(diff(intended, self._actual))
+            writing = writing or time.perf_counter()
+            written = self._write(diff(intended, self._actual), write) or fenced
             if written:
                 took = (time.perf_counter() - writing) * 1000
                 self._on_pushed(Pushed(self.name, written, took))
@@ -244,16 +268,16 @@ class ForwarderWorker:
             self._changed.notify_all()
         return status
 
-    def _write(self, changes: Changes) -> Written | None:
+    def _write(self, changes: Changes, write: WriteSettings) -> Written | None:
         """Commit ``changes`` in parts of at most ``commit_size`` entries, keeping what the
         forwarder holds current after each part; the sum of what was written."""
-        size = self._settings.write.commit_size
+        size = write.commit_size
         parts = batches(changes, size) if changes else []
         edits = entries = 0
         confirmed = False
         for part in parts:
             started = time.perf_counter()
-            written = self._session.write(part, self._settings.write)
+            written = self._session.write(part, write)
             PUSH_LATENCY.labels(self.name).observe(time.perf_counter() - started)
             self._actual = applied(self._actual or {}, part)
             edits, entries = edits + written.edits, entries + written.entries

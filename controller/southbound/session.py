@@ -23,6 +23,7 @@ from controller.southbound.steering import (
     EntryKey,
     batches,
     edit_config,
+    fencing_config,
     parse_steering,
     subtree_filter,
 )
@@ -40,6 +41,9 @@ class WriteSettings:
     confirm_timeout: int = 30
     lock: bool = True
     commit_size: int = 1024  # entries per commit: a large change is committed in parts
+    #: The cluster leader's term, written with every commit (fencing, docs/cluster.md); 0:
+    #: no cluster, nothing written.
+    term: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +105,15 @@ class ConfigSession:
         forwarder offers it, else edit-config to running. A refused edit or commit discards
         the candidate's changes and raises."""
         parts = batches(changes, settings.batch)
-        if not parts:
+        if not parts and not settings.term:
             return Written(0, 0, confirmed=False)
+        fence = [fencing_config(settings.term)] if settings.term else []
 
         def operation(manager: Any) -> Written:
             caps = self._seen(manager).server_capabilities
             if CANDIDATE not in caps:
-                for part in parts:
-                    manager.edit_config(target="running", config=edit_config(part))
+                for config in [*fence, *(edit_config(part) for part in parts)]:
+                    manager.edit_config(target="running", config=config)
                 return Written(len(parts), len(changes), confirmed=False)
             confirmed = CONFIRMED_COMMIT in caps
             locked = False
@@ -116,8 +121,8 @@ class ConfigSession:
                 if settings.lock:
                     manager.lock(target="candidate")
                     locked = True
-                for part in parts:
-                    manager.edit_config(target="candidate", config=edit_config(part))
+                for config in [*fence, *(edit_config(part) for part in parts)]:
+                    manager.edit_config(target="candidate", config=config)
                 if confirmed:
                     manager.commit(confirmed=True, timeout=str(settings.confirm_timeout))
                 manager.commit()  # the confirming commit (or the only one)

@@ -166,6 +166,17 @@ def _leaves(parent: Any, name: str, value: Any) -> None:
         child.text = str(value)
 
 
+FENCING_NS = "urn:cats-controller:yang:cats-fencing"  # the forwarder's fencing module
+
+
+def fencing_config(term: int) -> Any:
+    """The ``<config>`` that writes a cluster leader's term (cats-fencing, docs/cluster.md)."""
+    config = etree.Element(f"{{{NC}}}config", nsmap={None: NC})
+    fencing = etree.SubElement(config, f"{{{FENCING_NS}}}fencing", nsmap={None: FENCING_NS})
+    etree.SubElement(fencing, f"{{{FENCING_NS}}}leader-term").text = str(term)
+    return config
+
+
 def edit_config(changes: Changes) -> Any:
     """The ``<config>`` of one edit-config: each entry replaced, each removal ``remove``."""
     config = etree.Element(f"{{{NC}}}config", nsmap={None: NC})

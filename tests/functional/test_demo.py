@@ -223,7 +223,13 @@ def test_demo_plays_scenarios_a_to_d_as_the_draft_says() -> None:
     # N: an agent's user cannot write the selection policy (RFC 8341, shipped policy)
     assert "-> 403 access-denied at /ietf-cats-service-metrics:selection-policy" in blocks["N"]
     assert "as the administrator reads it: unchanged" in blocks["N"]
-    assert re.search(r"ars-3a +\| SCI-3 +\| 5\n", blocks["R"]), blocks["R"]
+    # R: the 7.2 state (SCI-3 ahead by 1 ms, inside the noise): whichever SCI the C-PS
+    # selected, its two instances served the 10 requests, 5 each, and nobody else any
+    chosen = re.search(r"-> 10 requests to SCI-(\d) ", blocks["R"])
+    assert chosen, blocks["R"]
+    served = re.findall(r"^    (\S+) +\| (SCI-\d) +\| (\d+)$", blocks["R"], re.MULTILINE)
+    n = chosen.group(1)
+    assert sorted(served) == [(f"ars-{n}a", f"SCI-{n}", "5"), (f"ars-{n}b", f"SCI-{n}", "5")]
     for item in ("ietf-cats-service-metrics@2026-11-30", "188.3.67.4:69", "127.3.67.4:"):
         assert item in out
     # F: the C-PS steers the ingress forwarder; 10 requests land behind the selected SCI

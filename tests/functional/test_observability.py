@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from prometheus_client.parser import text_string_to_metric_families
 
 from controller import __version__
 from tests.conftest import ROOT
 from tests.functional.admin_client import HEADERS, users_and_top
+from tests.functional.metrics import samples, value
 from tests.functional.netconf_client import admin_session, ok, operation
 from tests.functional.restconf_server import (
     TEST_YANG,
@@ -35,23 +35,6 @@ WAIT_S = 60.0
 def seed() -> dict[str, object]:
     """The admin, olga and lena, and rc-test's top."""
     return users_and_top()
-
-
-def samples(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of /metrics, parsed by prometheus_client's own parser."""
-    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
-    found: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return found
-
-
-def value(
-    found: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str
-) -> float:
-    """One sample (0 when absent: a counter not yet incremented)."""
-    return found.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def test_metrics_parse_and_the_counters_move_with_the_operations(server: Server) -> None:

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import requests
 from lxml import etree
-from prometheus_client.parser import text_string_to_metric_families
 
 from controller.southbound.errors import SouthboundError
 from controller.southbound.intended import IntendedState
@@ -29,6 +27,7 @@ from controller.southbound.peer import Credentials
 from controller.southbound.push import ForwarderWorker, PushSettings, push_all
 from controller.southbound.session import ConfigSession
 from controller.southbound.steering import Changes, rule_entry
+from tests.functional.metrics import samples, value
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import JSON, Server, admin_users, seeded_server
 from tests.functional.test_forwarder import CPS, Forwarder
@@ -267,15 +266,8 @@ def test_entries_not_intended_are_removed(bed: Bed) -> None:
 
 def push_failures(server: Server, forwarder: str) -> float:
     """cats_southbound_push_failures_total of one forwarder, from the C-PS's /metrics."""
-    text = requests.get(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).text
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if (
-                sample.name == "cats_southbound_push_failures_total"
-                and sample.labels.get("forwarder") == forwarder
-            ):
-                return float(sample.value)
-    return 0.0
+    found = samples(server.metrics_port)
+    return value(found, "cats_southbound_push_failures_total", forwarder=forwarder)
 
 
 def test_a_forwarder_down_holds_nobody_up_and_converges_later(bed: Bed) -> None:

@@ -9,7 +9,9 @@ its listeners) and times, as the best of ``--repeat``:
 * the core's read of the whole bench container, printed as XML and as JSON (what a RESTCONF
   GET of the whole list returns);
 * NETCONF get-config replies, serialised, without a filter and with subtree filters (the
-  whole container; every entry, which takes the element path).
+  whole container; every entry, which the core selects on its tree);
+* the process's RSS after the reads, and after one edit (which builds the indexes and takes
+  startup's copy of running as loaded), then the clean close (the compaction).
 
 Each figure is printed as wall and CPU seconds of this process with the load average: on a
 shared machine the CPU seconds are what compare (targets of issue 21: start-up <= 1.0 s,
@@ -19,6 +21,7 @@ full get-config <= 0.3 s).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -30,7 +33,14 @@ from pathlib import Path
 from lxml import etree
 
 from controller.datastore import Core
-from controller.datastore.api import SYSTEM, Content, DatastoreName, ReadRequest
+from controller.datastore.api import (
+    SYSTEM,
+    Content,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    ReadRequest,
+)
 from controller.model.paths import PathResolver
 from controller.model.schema import Encoding
 from controller.netconf.messages import BASE_NS, reply, to_bytes
@@ -56,6 +66,22 @@ def timed(label: str, run: Callable[[], object], repeat: int) -> None:
         size = len(out) if isinstance(out, (str, bytes)) else 0
     load = os.getloadavg()[0]
     print(f"{label:<44} wall {wall:7.3f} s  cpu {cpu:6.3f} s  {size:>9} bytes  load {load:.1f}")
+
+
+def rss_mib() -> float:
+    """The resident set size of this process (``VmRSS``), in MiB."""
+    status = Path("/proc/self/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+def edit_one(core: Core, size: int) -> None:
+    """Merge one entry (its weight changed), as an edit session would."""
+    key = size // 2
+    entry = {"id": key, "weight": 1 + (key + 1) % 1000}
+    path = DataPath(f"/bench-list:bench/entry[id='{key}']")
+    document = json.dumps({"bench-list:entry": [entry]})
+    core.edit(DatastoreName.RUNNING, [Edit(EditOperation.MERGE, path, document)], SYSTEM)
 
 
 def get_config(reads: Reads, filter_: Filter | None) -> bytes:
@@ -111,7 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     timed("get-config, subtree <bench/>", lambda: get_config(reads, whole), args.repeat)
     entries = subtree(f'<bench xmlns="{BL}"><entry/></bench>')
     timed("get-config, subtree <bench><entry/></bench>", lambda: get_config(reads, entries), 1)
-    core.close()
+    gc.collect()
+    print(f"{'RSS after start-up and the reads':<44} {rss_mib():7.1f} MiB")
+    timed("one edit (builds the indexes)", lambda: edit_one(core, args.size), 1)
+    gc.collect()
+    print(f"{'RSS after an edit (indexes built)':<44} {rss_mib():7.1f} MiB")
+    timed("clean close (compaction)", core.close, 1)
     schema.close()
     return 0
 

@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from controller.evaluate import engine, policies, policyfile, topology, trace
+from controller.evaluate import engine, policies, policyfile, shipped, topology, trace
 from controller.evaluate.results import percentile
 from tools.closed_loop import bed
 from tools.closed_loop.replay import OK, Answer, replay
@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     requests = trace.window(trace.load(), args.start, args.length)
     folder = args.folder or Path(tempfile.mkdtemp(prefix="closed-loop-"))
-    runs = {"nearest": NEAREST, "cats": json.loads(policyfile.RECOMMENDED.read_text())}
+    runs = {"nearest": NEAREST, "cats": json.loads(shipped.RECOMMENDED.read_text())}
     curves: dict[str, list[float]] = {}
     failed = 0
     for name, policy in runs.items():

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from controller.cli import main
-from controller.evaluate import trace
+from controller.evaluate import shipped
 
 
 @pytest.fixture
 def small_trace(tmp_path: Path) -> Path:
-    lines = trace.DEFAULT_TRACE.read_text().splitlines()[:80]
+    lines = shipped.DEFAULT_TRACE.read_text().splitlines()[:80]
     path = tmp_path / "slice.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -60,3 +62,21 @@ def test_an_invalid_policy_file_is_refused_naming_it(
     assert str(policy) in error
     assert "enabled" in error
     assert not (tmp_path / "o").exists()
+
+
+def test_the_command_line_names_every_policy_the_evaluation_builds() -> None:
+    from controller.evaluate import policies  # noqa: PLC0415
+
+    assert tuple(policies._BUILD) == shipped.ALL
+    assert "cats-steer" not in shipped.NAMES
+
+
+def test_building_the_command_line_loads_no_simulator() -> None:
+    code = (
+        "import sys, controller.cli; controller.cli.build_parser(); "
+        "print(sorted(m for m in sys.modules if m.startswith('controller.evaluate.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "['controller.evaluate.cli', 'controller.evaluate.shipped']"

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from controller.evaluate import policyfile
+from controller.evaluate import policyfile, shipped
 from controller.evaluate.cps import Cats, CatsJsa
 from controller.evaluate.engine import RunSettings, simulate
 from controller.evaluate.errors import EvaluateError
@@ -87,7 +87,7 @@ def test_the_joint_selection_alone_herds_without_accounting() -> None:
 
 
 def test_the_recommended_policy_is_valid_yang_and_enables_accounting() -> None:
-    text = policyfile.RECOMMENDED.read_text()
+    text = shipped.RECOMMENDED.read_text()
     with Schema() as schema:
         schema.validate(text, InstanceKind.CONFIG, Encoding.JSON)
     recommended = policyfile.load()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from controller.evaluate import topology
+from controller.evaluate import shipped, topology
 from controller.evaluate.errors import EvaluateError
 
 
@@ -25,8 +25,8 @@ def test_the_shipped_topology_has_its_cited_figures() -> None:
 
 
 def _doc() -> dict[str, Any]:
-    shipped: dict[str, Any] = json.loads(topology.DEFAULT_TOPOLOGY.read_text())
-    return shipped
+    document: dict[str, Any] = json.loads(shipped.DEFAULT_TOPOLOGY.read_text())
+    return document
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,12 @@ def core(schema: Schema, tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
         yield opened
 
 
+def read_json(core: Core) -> object:
+    """Running as RFC 7951 JSON."""
+    document = core.read(ReadRequest(RUNNING, None), SYSTEM).document
+    return json.loads(document or "{}")
+
+
 @pytest.fixture
 def recorder(core: Core) -> Recorder:
     return Recorder(core)
@@ -286,10 +292,52 @@ def test_raw_reads_return_what_element_reads_do(
     assert serialized(parsed) == serialized(elements)
 
 
+SELECTION_FILTERS = {
+    "a list": rc("<hop/>"),
+    "two lists": rc("<hop/><link/>"),
+    "a leaf with a default, set": rc("<mtu/>"),
+    "a leaf-list and a leaf": rc("<tag/><name/>"),
+    "a list of another module": f'<top xmlns="{CT}"><item/></top>',
+    "a default leaf alone": f'<top xmlns="{CT}"><mode/></top>',
+    "a default leaf in a default container": f'<settings xmlns="{ST}"><level/></settings>',
+    "two modules": rc("<hop/>") + f'<top xmlns="{CT}"><pool/></top>',
+    "one container twice": rc("<hop/>") + rc("<link/>"),
+    "a list in a choice": f'<area xmlns="{ST}"><slot/></area>',
+    "a whole container and a part": rc("") + rc("<hop/>"),
+    "a state container": rc("<counters/>"),
+}
+
+
+@pytest.mark.parametrize("body", SELECTION_FILTERS.values(), ids=SELECTION_FILTERS.keys())
+@pytest.mark.parametrize("with_defaults", [None, WithDefaults.REPORT_ALL])
+def test_selection_filters_are_applied_on_the_tree_as_on_elements(
+    core: Core, resolver: PathResolver, body: str, with_defaults: WithDefaults | None
+) -> None:
+    """Containment and selection nodes alone: the core prints the selected nodes of its
+    tree (``ReadRequest.selection``), the same elements as the whole read filtered."""
+    before = read_json(core)
+    filter_ = Filter(subtree=selectors(body))
+    reads = Reads(core, resolver)
+    options: dict[str, Any] = {"content": Content.CONFIG, "with_defaults": with_defaults}
+    raw = reads.read_raw(RUNNING, SYSTEM, filter_=filter_, **options)
+    assert raw is not None
+    whole = subtree_filter(reads.read(RUNNING, SYSTEM, **options), selectors(body))
+    parsed = list(etree.fromstring(f"<data>{raw}</data>"))
+    assert serialized(parsed) == serialized(whole)
+    assert read_json(core) == before  # the tree is whole again after the read
+
+
 @pytest.mark.parametrize(
     "body",
-    [rc("<hop/>"), f'<top xmlns="{RC}" xmlns:o="urn:o" o:a="1"/>', "<top/>", rc("r1")],
-    ids=["containment", "attribute", "namespace-less", "content"],
+    [
+        rc("<hop><cost/></hop>"),
+        f'<top xmlns="{RC}" xmlns:o="urn:o" o:a="1"/>',
+        "<top/>",
+        rc("r1"),
+        rc("<name>r1</name><hop/>"),
+        rc("<nothing/>"),
+    ],
+    ids=["containment of a list", "attribute", "namespace-less", "content", "match", "unknown"],
 )
 def test_raw_reads_leave_real_filters_to_elements(
     resolver: PathResolver, core: Core, body: str

@@ -1,0 +1,46 @@
+"""A replica's place in the cluster: its commit log and its election, as ``catsctl serve``
+wires them (``--cluster``, ``--node-id``; docs/cluster.md)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+
+from controller.cluster.election import Election
+from controller.cluster.etcd import Etcd, endpoints_of
+from controller.cluster.replication import EtcdReplication
+
+LOG = logging.getLogger("catsctl.serve")
+
+
+class Membership:
+    """The commit log (the core's Replication) and the leader election of one replica."""
+
+    def __init__(self, url: str, node_id: str | None, key: bytes) -> None:
+        """Join the cluster of the etcd members in ``url`` as ``node_id`` (default: the host
+        name), with the secrets key ``key`` (checked against the cluster's)."""
+        endpoints = endpoints_of(url)
+        self.node = node_id or socket.gethostname()
+        LOG.info("joining the cluster %s as %s", url, self.node)
+        self.replication = EtcdReplication(Etcd(endpoints), self.node)
+        self.replication.check_key(key)
+        self.election = Election(Etcd(endpoints), self.node)
+
+    def leader(self) -> int | None:
+        """This replica's term while it leads, None while another does."""
+        state = self.election.state
+        return state.term if state.leader else None
+
+    def watch(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever this replica gains or loses the leadership."""
+        self.election.on_change(lambda _: listener())
+
+    def start(self) -> None:
+        """Campaign (running is caught up: this replica may lead)."""
+        self.election.start()
+
+    def close(self) -> None:
+        """Hand the leadership over at once, then stop following the log."""
+        self.election.close()
+        self.replication.close()

@@ -1,0 +1,199 @@
+"""The seam through which the core commits running to a cluster, and how it follows one.
+
+Without a cluster every commit of running ends in the local journal (:mod:`.journal`). With
+one (``catsctl serve --cluster``, :mod:`controller.cluster`), it ends in
+:meth:`Replication.commit` instead: the commit becomes the cluster's transaction ``txid``,
+guarded by the transaction this replica has applied (``txid - 1``), and it is acknowledged only
+once the cluster has it. When another replica committed ``txid`` first, the commit raises
+:class:`StaleError`; the core then undoes its transaction, applies what it missed, and runs
+the transaction again on the new state when nothing it changed was changed meanwhile (it is
+validated anew), or refuses it with ``in-use`` when something was: a commit never overwrites
+another it has not seen.
+
+Each replica applies the others' commits in order (:func:`follow`), as they come from the
+cluster's watch; a session reads its own writes on the replica it used, since a commit is
+applied there before it is acknowledged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+from controller.datastore.api import CLUSTER_UNAVAILABLE
+from controller.datastore.errors import DatastoreError, refuse
+from controller.errors import ErrorItem, ErrorType
+from controller.observability.metrics import CLUSTER_APPLIED, CLUSTER_STALE
+from controller.types import DataPath
+
+LOG = logging.getLogger(__name__)
+#: How often a transaction is run again on a newer state before it is refused with in-use.
+ATTEMPTS = 8
+
+Record = dict[str, object]  # one commit: txid, time, user, edits, changed
+T = TypeVar("T")
+
+
+class StaleError(DatastoreError):
+    """Another replica committed first: this replica has not applied ``txid - 1`` yet."""
+
+    def __init__(self, base: int, changed: Sequence[DataPath]) -> None:
+        super().__init__(
+            ErrorItem(
+                ErrorType.APPLICATION,
+                "in-use",
+                "the configuration was changed on another replica meanwhile",
+            )
+        )
+        self.base = base
+        self.changed = tuple(changed)
+
+
+def unavailable(reason: str) -> DatastoreError:
+    """The error of a write the cluster cannot take now (no quorum): nothing was changed."""
+    return refuse(
+        "resource-denied",
+        f"configuration writes are refused: the cluster store is unavailable ({reason}); "
+        "reads and select-service go on, writes resume when it is back",
+        app_tag=CLUSTER_UNAVAILABLE,
+    )
+
+
+class Replication(Protocol):
+    """A replicated log of the commits of running (implemented by :mod:`controller.cluster`)."""
+
+    def commit(self, txid: int, record: Record) -> None:
+        """Make ``record`` the cluster's commit ``txid`` if the last one is ``txid - 1``.
+
+        Raises:
+            StaleError: another replica committed ``txid`` first.
+            DatastoreError: the cluster cannot take it (:func:`unavailable`); not committed.
+        """
+        ...
+
+    def since(self, txid: int) -> list[Record]:
+        """The commits after ``txid``, in order (what a replica that is behind applies)."""
+        ...
+
+    def problem(self) -> str | None:
+        """Why the cluster cannot take a commit now (no quorum), or None: a write is refused
+        at once (:func:`unavailable`) instead of waiting for the store's timeout."""
+        ...
+
+    def start(self, deliver: Callable[[list[Record]], None]) -> None:
+        """Call ``deliver`` with each batch of new commits, in order, from now on."""
+        ...
+
+    def close(self) -> None:
+        """Stop following the cluster."""
+        ...
+
+
+def overlaps(mine: Sequence[str], theirs: Sequence[str]) -> bool:
+    """Whether two commits changed a node in common (one path at or under the other)."""
+    return any(_within(a, b) or _within(b, a) for a in mine for b in theirs)
+
+
+def _within(path: str, prefix: str) -> bool:
+    if prefix in ("/", ""):  # the whole datastore (a replace of the root)
+        return True
+    if not path.startswith(prefix):
+        return False
+    return len(path) == len(prefix) or path[len(prefix)] in "/["
+
+
+def conflict(stale: StaleError, newer: Sequence[Record]) -> DatastoreError | None:
+    """The ``in-use`` error when a commit the stale one did not see changed what it changed."""
+    for record in newer:
+        theirs = record.get("changed")
+        if not isinstance(theirs, list) or overlaps(stale.changed, [str(p) for p in theirs]):
+            return refuse(
+                "in-use",
+                f"the configuration this commit changes was changed on another replica "
+                f"meanwhile (transaction {record.get('txid')} by {record.get('user')}); "
+                "read it again and retry",
+            )
+    return None
+
+
+class Follower(Protocol):
+    """What following a cluster needs of the core."""
+
+    @property
+    def replication(self) -> Replication | None:
+        """The cluster's log (None: no cluster)."""
+        ...
+
+    @property
+    def applied(self) -> int:
+        """The last transaction of the cluster applied to running here."""
+        ...
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        """Taken first by every change of running."""
+        ...
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The core's lock."""
+        ...
+
+    def apply_replicated(self, record: Record) -> None:
+        """Apply one commit of another replica (the caller holds both locks)."""
+        ...
+
+
+def catch_up(host: Follower, records: Sequence[Record] | None = None) -> list[Record]:
+    """Apply the cluster's commits this replica has not applied, in order; returns them.
+
+    ``records`` are the ones a watch delivered: when they do not follow on from what is
+    applied (a gap: a watch that broke), the missing ones are read from the cluster instead.
+    """
+    replication = host.replication
+    if replication is None:
+        return []
+    with host.write_lock, host.read_lock:
+        base = host.applied
+        if records is None or not _follows(records, base):
+            records = replication.since(base)
+        done = []
+        for record in records:
+            if int(str(record["txid"])) == host.applied + 1:
+                host.apply_replicated(record)
+                CLUSTER_APPLIED.inc()
+                done.append(record)
+        return done
+
+
+def _follows(records: Sequence[Record], base: int) -> bool:
+    numbers = [int(str(record["txid"])) for record in records]
+    newer = [number for number in numbers if number > base]
+    return newer == list(range(base + 1, base + 1 + len(newer)))
+
+
+def retrying(host: Follower, attempt: Callable[[], T]) -> T:
+    """Run ``attempt`` (one transaction of running) until the cluster takes it.
+
+    A stale attempt (another replica committed first) was undone; what was missed is applied
+    and the attempt runs again on the new state, unless the missed commits changed what it
+    changed (``in-use``). The caller holds the write lock, so no other change comes between.
+    """
+    for _ in range(ATTEMPTS):
+        try:
+            return attempt()
+        except StaleError as stale:
+            newer = catch_up(host)
+            error = conflict(stale, newer)
+            if error is not None:
+                CLUSTER_STALE.labels("in-use").inc()
+                raise error from None
+            CLUSTER_STALE.labels("revalidated").inc()
+            LOG.debug("commit ran again after %d commit(s) of other replicas", len(newer))
+    raise refuse(
+        "in-use",
+        f"the configuration changed on other replicas {ATTEMPTS} times while this commit "
+        "was validated; retry",
+    )

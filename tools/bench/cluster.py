@@ -1,0 +1,275 @@
+"""The C-PS cluster's figures (issue 22): 3 etcd members and 3 ``catsctl serve --cluster``.
+
+    python -m tools.bench.cluster [--sizes 1000,100000] [--seconds 5] [--failover-trials 10]
+
+For each size: commits/s with edits spread over the 3 replicas (merges of distinct entries,
+2 clients per replica), the time from a commit's acknowledgement on one replica to its
+visibility on the two others (p50/p99, polled every 2 ms), and select-service calls/s
+answered by 1, 2 and 3 replicas (the CST and NST reported to every replica, as agents do).
+Then failover: a forwarder in the inventory, the leader killed, until the new leader's first
+push is accepted (the forwarder's log), over ``--failover-trials`` kills.
+Each line gives the CPU seconds the replicas and etcd used and the load average: the machine
+is shared, so the ratios matter more than the absolute rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from tests.functional.cluster import Cluster, running_cluster, wait_identical, wait_until
+from tests.functional.restconf_server import ADMIN, JSON, Server
+from tests.functional.test_service_metrics import INGRESS, cst_report, nst_report
+from tests.functional.test_service_metrics import seed as metrics_seed
+from tools.bench.agent_selection import cpu_seconds
+from tools.bench.common import TARGETS
+from tools.bench.common import seed as bench_seed
+
+SM = "ietf-cats-service-metrics"
+CLIENTS_PER_REPLICA = 2
+ENTRY = "data/bench-list:bench/entry={key}"
+
+
+def document(size: int) -> dict[str, object]:
+    """The service-metrics seed (admin, attachments, rate limit) plus ``size`` entries."""
+    found = metrics_seed()
+    found["bench-list:bench"] = bench_seed(size)["bench-list:bench"]
+    return found
+
+
+def cpu(cluster: Cluster) -> float:
+    """CPU seconds of every replica and etcd member so far."""
+    pids = [r.process.pid for r in cluster.replicas]
+    pids += [m.process.pid for m in cluster.etcd.members if m.process is not None]
+    return sum(cpu_seconds(pid) for pid in pids)
+
+
+def _session() -> requests.Session:
+    session = requests.Session()
+    session.auth = ADMIN
+    return session
+
+
+def _patch(session: requests.Session, server: Server, key: int, weight: int) -> int:
+    body = {"bench-list:entry": [{"id": key, "weight": weight}]}
+    reply = session.patch(
+        server.url(ENTRY.format(key=key)),
+        data=json.dumps(body),
+        headers={"Content-Type": JSON},
+        timeout=60,
+    )
+    return reply.status_code
+
+
+def _run(
+    clients: Sequence[Callable[[int], bool]], seconds: float
+) -> tuple[int, int, float, list[float]]:
+    """Each client called with a counter until ``seconds`` pass: successes, failures, elapsed
+    seconds, latencies (ms)."""
+    done, failed, latencies = [0], [0], []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def loop(client: Callable[[int], bool]) -> None:
+        count, mine = 0, []
+        while time.monotonic() < deadline:
+            began = time.perf_counter()
+            ok = client(count)
+            mine.append((time.perf_counter() - began) * 1000)
+            count += 1
+            with lock:
+                done[0] += ok
+                failed[0] += not ok
+        with lock:
+            latencies.extend(mine)
+
+    began = time.monotonic()
+    threads = [threading.Thread(target=loop, args=(c,)) for c in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return done[0], failed[0], time.monotonic() - began, latencies
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
+
+
+def commits(cluster: Cluster, size: int, seconds: float) -> str:
+    """Commits/s with merges of distinct entries spread over the replicas."""
+    clients = []
+    for n in range(CLIENTS_PER_REPLICA * len(cluster.replicas)):
+        server, session = cluster.replicas[n % len(cluster.replicas)], _session()
+
+        def client(
+            count: int, server: Server = server, session: requests.Session = session, n: int = n
+        ) -> bool:
+            key = (n * 7919 + count * 104_729) % size
+            return _patch(session, server, key, 1 + count % 1000) == 204  # noqa: PLR2004
+
+        clients.append(client)
+    for server in cluster.replicas:  # the first commit of a replica builds its indexes
+        body = json.dumps({"bench-list:entry": [{"id": 0, "weight": 1}]})
+        reply = server.request(
+            "PATCH", ENTRY.format(key=0), data=body, headers={"Content-Type": JSON}, timeout=600
+        )
+        assert reply.status_code == 204, reply.text  # noqa: PLR2004
+    before = cpu(cluster)
+    ok, failed, elapsed, latencies = _run(clients, seconds)
+    used = cpu(cluster) - before
+    wait_identical(cluster.replicas, any_order=True)
+    return (
+        f"{size:>7} commits/s {ok / elapsed:8.1f}  refused {failed:4d}  p50 "
+        f"{statistics.median(latencies):6.1f} ms  p99 {_pct(latencies, 0.99):7.1f} ms  "
+        f"cpu {used:6.1f} s in {elapsed:.1f} s"
+    )
+
+
+def visibility(cluster: Cluster, trials: int = 60) -> str:
+    """From a commit's acknowledgement on A to its visibility on B and C (p50/p99 ms)."""
+    a, *others = cluster.replicas
+    sessions = [_session() for _ in others]
+    waits: list[float] = []
+    for trial in range(trials):
+        weight = 2 + trial
+        assert _patch(sessions[0], a, 0, weight) == 204  # noqa: PLR2004
+        acked = time.perf_counter()
+        for server, session in zip(others, sessions, strict=True):
+            url = server.url(ENTRY.format(key=0))
+            while True:
+                reply = session.get(url, headers={"Accept": JSON}, timeout=30)
+                if reply.json()["bench-list:entry"][0]["weight"] == weight:
+                    break
+                time.sleep(0.002)
+        waits.append((time.perf_counter() - acked) * 1000)
+    return (
+        f"commit acknowledged to visible on both others: p50 {statistics.median(waits):.1f} ms"
+        f"  p99 {_pct(waits, 0.99):.1f} ms  ({trials} commits)"
+    )
+
+
+def selection(cluster: Cluster, replicas: int, seconds: float) -> str:
+    """select-service calls/s from 4 clients per replica over the first ``replicas``."""
+    for server in cluster.replicas:  # every replica keeps its own tables
+        for name, members in (
+            ("report-service-metrics", cst_report()),
+            ("report-network-metrics", nst_report()),
+        ):
+            reply = server.request(
+                "POST",
+                f"operations/{SM}:{name}",
+                json={f"{SM}:input": members},
+                headers={"Content-Type": JSON},
+            )
+            assert reply.status_code in (200, 204), reply.text
+    clients = []
+    for n in range(4 * replicas):
+        server, session = cluster.replicas[n % replicas], _session()
+        body = {f"{SM}:input": {"cs-id": "ARS", "ingress": INGRESS}}
+
+        def client(
+            _: int,
+            server: Server = server,
+            session: requests.Session = session,
+            body: dict[str, Any] = body,
+        ) -> bool:
+            url = server.url(f"operations/{SM}:select-service")
+            reply = session.post(url, json=body, headers={"Content-Type": JSON}, timeout=60)
+            return reply.status_code == 200  # noqa: PLR2004
+
+        clients.append(client)
+    before = cpu(cluster)
+    ok, failed, elapsed, latencies = _run(clients, seconds)
+    used = cpu(cluster) - before
+    return (
+        f"select-service on {replicas} replica(s): {ok / elapsed:8.1f} calls/s  failed "
+        f"{failed}  p50 {statistics.median(latencies):.1f} ms  cpu {used:.1f} s"
+    )
+
+
+def _term_above(forwarder: Any, term: int) -> bool:
+    from tests.functional.test_cluster_leader import forwarder_term  # noqa: PLC0415
+
+    return forwarder_term(forwarder) > term
+
+
+def failover(trials: int) -> str:
+    """Leader killed (SIGKILL) to the new leader's first push accepted by a forwarder, as the
+    forwarder logs it; two kills per cluster of 3 replicas, clusters until ``trials``."""
+    from tests.functional.test_cluster_leader import (  # noqa: PLC0415 - the bench's only use
+        accepted_at,
+        forwarder_term,
+        leader_of,
+    )
+    from tests.functional.test_cluster_leader import seed as leader_seed  # noqa: PLC0415
+    from tests.functional.test_forwarder import Forwarder  # noqa: PLC0415
+
+    took: list[float] = []
+    while len(took) < trials:
+        with tempfile.TemporaryDirectory(prefix="cats-failover-") as name:
+            folder = Path(name)
+            forwarder = Forwarder(folder, name="fa", forwarder_id="10.0.0.1")
+            forwarder.start()
+            try:
+                wait_until(forwarder.up, "the forwarder is up")
+                with running_cluster(folder, leader_seed(forwarder)) as cluster:
+                    alive = list(cluster.replicas)
+                    wait_until(functools.partial(_term_above, forwarder, 0), "a first leader")
+                    for _ in range(2):
+                        term = forwarder_term(forwarder)
+                        leader = leader_of(alive, term)
+                        alive.remove(leader)
+                        killed = time.time()
+                        leader.process.kill()
+                        leader.process.wait()
+                        wait_until(functools.partial(_term_above, forwarder, term), "a new leader")
+                        took.append(accepted_at(forwarder, forwarder_term(forwarder)) - killed)
+            finally:
+                forwarder.stop()
+    took = took[:trials]
+    return (
+        f"failover (leader killed to first push accepted): p50 {statistics.median(took):.2f} s"
+        f"  max {max(took):.2f} s  over {len(took)} trials: " + " ".join(f"{t:.2f}" for t in took)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the bench; prints one line per figure."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,100000")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--failover-trials", type=int, default=10, help="0: none")
+    args = parser.parse_args(argv)
+    print(f"targets {TARGETS}; {CLIENTS_PER_REPLICA} committing clients per replica")
+    for size in (int(s) for s in args.sizes.split(",")):
+        with (
+            tempfile.TemporaryDirectory(prefix="cats-cluster-bench-") as folder,
+            running_cluster(Path(folder), document(size)) as cluster,
+        ):
+            wait_identical(cluster.replicas)
+            print(commits(cluster, size, args.seconds), flush=True)
+            print(f"{size:>7} " + visibility(cluster), flush=True)
+            for replicas in (1, 2, 3):
+                print(f"{size:>7} " + selection(cluster, replicas, args.seconds), flush=True)
+            print(f"{size:>7} load average {os.getloadavg()}", flush=True)
+    if args.failover_trials:
+        print(failover(args.failover_trials), flush=True)
+        print(f"load average {os.getloadavg()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

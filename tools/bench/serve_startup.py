@@ -1,0 +1,127 @@
+"""``catsctl serve`` on a persisted 100k-entry state: time to serving, RSS idle and after edits.
+
+Run with ``python -m tools.bench.serve_startup [--state DIR] [--runs N]`` from the repository
+root, after ``python -m tools.bench.startup_read`` has seeded ``--state`` (the same default).
+The state directory is copied once; each run starts ``catsctl serve`` on the copy (RESTCONF and
+NETCONF on free loopback ports; the first run also makes the SSH host keys) and prints, with
+the load average (the modules' bytecode is cached in the temporary folder, as an installed
+server has it: the first run compiles them):
+
+* the wall seconds until RESTCONF answers, and the server's CPU seconds by then (interpreter,
+  imports, schema, core open, listeners: ``utime + stime`` of ``/proc/PID/stat``);
+* its RSS once serving (idle) and after ``--edits`` RESTCONF PATCHes of distinct entries;
+* the seconds SIGTERM takes (the clean shutdown folds the journal into the snapshot).
+
+Targets of issue 21: start-up to serving <= 1.0 s, RSS idle at 100k entries <= 200 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tools.bench import common, restconf
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime (fields 14, 15)
+
+
+def rss_mib(pid: int) -> float:
+    """The resident set size of a process, in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+def one_run(state: Path, folder: Path, edits: int, size: int) -> None:
+    """Start, measure, edit, measure, stop one server on the copy of ``state``."""
+    copy = folder / "state"  # the first run makes the host keys and the history
+    if not copy.exists():
+        shutil.copytree(state, copy)
+    port = common.free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "serve",
+        "--state-dir",
+        str(copy),
+        "--yang-dir",
+        str(common.YANG_DIR),
+        "--restconf-port",
+        str(port),
+        "--netconf-port",
+        str(common.free_port()),
+        "--metrics-address",
+        f"127.0.0.1:{common.free_port()}",
+    ]
+    log = (folder / "serve.log").open("wb")
+    # compiled modules cached as an installed server has them (not in the checkout)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    began = time.monotonic()
+    process = subprocess.Popen(command, cwd=common.ROOT, stdout=log, stderr=log, env=env)
+    try:
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"catsctl serve exited: see {folder / 'serve.log'}")
+            try:
+                if restconf._ready(port):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        wall, cpu = time.monotonic() - began, cpu_seconds(process.pid)
+        idle = rss_mib(process.pid)
+        load = os.getloadavg()[0]
+        print(
+            f"to serving: wall {wall:6.2f} s  cpu {cpu:5.2f} s  RSS idle {idle:6.1f} MiB  "
+            f"load {load:.1f}"
+        )
+        client = restconf.Client(port)
+        edit_began = time.monotonic()
+        for number in range(edits):
+            status = restconf.patch(client, (number * 7919) % size)
+            if status != 204:  # noqa: PLR2004
+                raise SystemExit(f"PATCH answered {status}")
+        took = time.monotonic() - edit_began
+        print(
+            f"after {edits} PATCHes ({took:.1f} s): RSS {rss_mib(process.pid):6.1f} MiB  "
+            f"cpu {cpu_seconds(process.pid):5.2f} s  load {os.getloadavg()[0]:.1f}"
+        )
+    finally:
+        stopped = time.monotonic()
+        common.stop(process, timeout=60)
+        log.close()
+    print(f"SIGTERM to exit (compaction): {time.monotonic() - stopped:5.2f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``--runs`` servers one after the other."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default = Path(tempfile.gettempdir()) / "cats-bench-startup-100k"
+    parser.add_argument("--state", type=Path, default=default)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--edits", type=int, default=200)
+    args = parser.parse_args(argv)
+    if not (args.state / "running.json").exists():
+        raise SystemExit(f"no state in {args.state}: run python -m tools.bench.startup_read")
+    with tempfile.TemporaryDirectory(prefix="cats-serve-startup-") as folder:
+        for _ in range(args.runs):
+            one_run(args.state, Path(folder), args.edits, args.size)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
