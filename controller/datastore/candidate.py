@@ -29,7 +29,9 @@ from controller.model.schema import Encoding
 
 
 class Candidate:
-    """Candidate state held by the core (all methods run under the core's lock)."""
+    """Candidate state held by the core: every change of it runs under the core's write lock,
+    and :meth:`edit` and :meth:`discard` under its read lock as well; :meth:`edit_on_copy` and
+    :meth:`commit` take the read lock themselves, briefly."""
 
     def __init__(self, core: CandidateHost) -> None:
         self._core = core
@@ -85,6 +87,48 @@ class Candidate:
         whole = [path for record in applier.applied for path in record.whole]
         return store.revisions.record(changed, whole)
 
+    def edit_on_copy(
+        self, edits: Sequence[Edit], principal: Principal, *, test_only: bool
+    ) -> Revision:
+        """A large edit (the caller holds the write lock, not the read lock): applied to a copy
+        of the candidate while readers read it as it was, then swapped in under the read lock.
+        Revisions are coarse, as those of a large edit of running (:mod:`.shadow`)."""
+        core = self._core
+        with core.read_lock:  # a read restricted by NACM unlinks nodes of the live tree
+            running = core.running
+            base_txid = running.txid
+            if self.store is not None:
+                copy = ConfigStore(running.ctx, DatastoreName.CANDIDATE, None)
+                copy.replace_tree(self.store.copy_tree())
+            else:
+                spare, self._spare = self._spare, None  # a copy of running nobody reads
+                if spare is not None and self._spare_txid == base_txid:
+                    copy = spare
+                else:
+                    if spare is not None:
+                        spare.close()
+                    copy = ConfigStore(running.ctx, DatastoreName.CANDIDATE, None)
+                    copy.replace_tree(running.copy_tree())
+        applier = Applier(copy.ctx, copy.tree, core.guard(principal), coarse=True)
+        try:
+            for edit in edits:
+                applier.apply(edit)
+            if test_only:
+                return running.revisions.of(None)
+            defaults.refresh(copy.ctx, copy.tree, applier.applied)  # as validation would
+            changed = [record.path for record in applier.applied]
+            with core.read_lock:
+                if self.store is None:
+                    self.store, copy = copy, ConfigStore(running.ctx, DatastoreName.CANDIDATE, None)
+                    self._base_txid = base_txid
+                else:  # the old tree goes with the copy, freed outside the read lock
+                    copy.tree.replace(self.store.tree.replace(copy.tree.first[0]))
+                self._edits.extend(edits)
+                return self.store.revisions.record(changed, changed)
+        finally:
+            applier.undo.commit()  # frees the copies it kept
+            copy.close()
+
     def pending_edits(self) -> list[Edit] | None:
         """The logged edits when they turn running into the candidate (running has not
         changed since the copy), for a comparison; [] when the candidate is running."""
@@ -109,18 +153,25 @@ class Candidate:
             self._spare = None
 
     def commit(self, principal: Principal, session: str | None) -> Revision:
-        """Make the candidate current (all or nothing, through running's transaction path)."""
+        """Make the candidate current (all or nothing, through running's transaction path).
+
+        The caller holds the write lock, not the read lock: neither running nor the candidate
+        changes meanwhile, and a large commit is worked on a copy (:mod:`.shadow`) while
+        reads of both go on; the candidate reads as running again once running holds it.
+        """
         core = self._core
-        if self.store is None:
-            return core.running.revisions.of(None)
-        if core.running.txid == self._base_txid:
-            edits = list(self._edits)
-        else:
-            document = self.store.print()
-            edits = [Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)]
-        revision = core.edit(DatastoreName.RUNNING, edits, principal, session=session)
-        # The first edit took the spare (_fork), so there is none to free here.
-        self._spare, self._spare_txid = self.store, core.running.txid  # what running holds
-        self.store = None
-        self._edits = []
+        with core.read_lock:
+            if self.store is None:
+                return core.running.revisions.of(None)
+            if core.running.txid == self._base_txid:
+                edits = list(self._edits)
+            else:  # printed under the read lock: a restricted read hides parts of the tree
+                document = self.store.print()
+                edits = [Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)]
+        revision = core.copy_in(DatastoreName.RUNNING, edits, principal, session=session)
+        with core.read_lock:
+            # The first edit took the spare (_fork, edit_on_copy): there is none to free here.
+            self._spare, self._spare_txid = self.store, core.running.txid  # what running holds
+            self.store = None
+            self._edits = []
         return revision

@@ -1,4 +1,4 @@
-"""What a committed transaction changed, as documents: the diff and the config-change event.
+"""What a committed transaction changed: the diff, the config-change event, the audit record.
 
 The diff follows libyang's diff format (RFC 7951 JSON with ``yang:operation`` metadata on the
 changed nodes and ``none`` on their ancestors), built from the edit's own records rather than
@@ -12,9 +12,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from controller.audit import Event
+from controller.audit import current as current_request
+from controller.audit import record as audit
 from controller.datastore import datapath
 from controller.datastore.api import Access, DatastoreName, Principal
-from controller.datastore.transaction import Applied
+from controller.datastore.transaction import Applied, Txn
 from controller.datastore.tree import Tree
 from controller.model import nodes
 from controller.model.schema import Encoding
@@ -91,3 +94,14 @@ def config_change(
     if edits:
         event["edit"] = edits
     return json.dumps({CONFIG_CHANGE: event})
+
+
+def audit_commit(txn: Txn, commit_id: int, changed: Sequence[DataPath]) -> None:
+    """One audit record per commit of running: its operation, size and first paths."""
+    info = current_request()
+    listed = ", ".join(str(path) or "/" for path in changed[:4])
+    more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""  # noqa: PLR2004
+    comment = f"; comment: {info.comment}" if info.comment else ""
+    event = Event.ROLLBACK if info.operation == "rollback" else Event.COMMIT
+    detail = f"{info.operation or 'edit'}: {len(changed)} change(s): {listed}{more}{comment}"
+    audit(event, txn.principal.user, commit_id=commit_id, session=txn.session, detail=detail)

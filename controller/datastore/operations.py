@@ -3,8 +3,9 @@
 NETCONF (RFC 6241 7.3-7.6, 8.3, 8.4, 8.6) asks for these; RESTCONF uses the locks' checks only.
 :class:`DatastoreOperations` is a part of :class:`~controller.datastore.core.Core`, which
 delegates to it and hands itself in as the :class:`~controller.datastore.seams.OperationsHost`;
-every operation runs under the core's lock, and one that changes running under its write lock
-first (the order every change of running takes them in, :mod:`.shadow`).
+every operation that changes running or the candidate takes the core's write lock first, and
+its read lock only where it uses the trees, so that a large commit or copy is worked on a copy
+while reads go on (:mod:`.shadow`).
 """
 
 from __future__ import annotations
@@ -50,13 +51,13 @@ class DatastoreOperations:
     def commit(self, principal: Principal, *, session: str | None = None) -> Revision:
         """Make candidate the running configuration (RFC 6241 8.3.4.1)."""
         self._locks.check(DatastoreName.CANDIDATE, session)
-        with self._write, self._lock:
+        with self._write:  # a large commit takes the read lock only to copy and swap
             return self._candidate.commit(principal, session)
 
     def discard_changes(self, *, session: str | None = None) -> None:
         """Revert candidate to running (RFC 6241 8.3.4.2)."""
         self._locks.check(DatastoreName.CANDIDATE, session)
-        with self._lock:
+        with self._write, self._lock:
             self._candidate.discard()
 
     # ------------------------------------------------------------------ whole datastores
@@ -67,10 +68,10 @@ class DatastoreOperations:
             store = self._core.store(datastore)
             copy = ConfigStore(store.ctx, datastore, None)
             copy.replace_tree(store.copy_tree())
-            try:
-                copy.validate()
-            finally:
-                copy.close()
+        try:
+            copy.validate()  # the copy is this call's own: reads go on meanwhile
+        finally:
+            copy.close()
 
     def copy_config(
         self,
@@ -80,11 +81,16 @@ class DatastoreOperations:
         *,
         session: str | None = None,
     ) -> Revision:
-        """Replace a datastore with another's content (RFC 6241 7.3)."""
-        with self._write, self._lock:
-            document = self._core.store(source).print()
+        """Replace a datastore with another's content (RFC 6241 7.3).
+
+        The source is printed under the read lock; the replacement is an edit of the target
+        under the write lock alone, so a large one is worked on a copy while reads go on.
+        """
+        with self._write:
+            with self._lock:
+                document = self._core.store(source).print()
             whole = Edit(EditOperation.REPLACE, ROOT, document, Encoding.JSON)
-            return self._core.edit(target, [whole], principal, session=session)
+            return self._core.copy_in(target, [whole], principal, session=session)
 
     def restore(self, datastore: DatastoreName, document: str, encoding: Encoding) -> Revision:
         """Replace a configuration datastore with ``document`` as the server's own action.
@@ -98,6 +104,8 @@ class DatastoreOperations:
         if datastore is DatastoreName.OPERATIONAL:
             raise refuse("operation-not-supported", "operational is not a configuration datastore")
         whole = Edit(EditOperation.REPLACE, ROOT, document, encoding)
+        if datastore is DatastoreName.RUNNING:  # a large one is worked on a copy meanwhile
+            return self._core.put_back(Txn(datastore, SYSTEM, None, [whole]))
         with self._write, self._lock:
             if datastore is DatastoreName.CANDIDATE:
                 return self._candidate.edit([whole], SYSTEM, None, test_only=False)
@@ -106,8 +114,12 @@ class DatastoreOperations:
     # ------------------------------------------------------------------ locks
 
     def lock(self, datastore: DatastoreName, session: str) -> None:
-        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes)."""
-        with self._lock:
+        """Take a datastore's lock (RFC 6241 7.5: not candidate with uncommitted changes).
+
+        After the change in flight, if any (the write lock): a large commit of another session
+        works on a copy without the read lock, and must not land after the lock is granted.
+        """
+        with self._write, self._lock:
             if datastore is DatastoreName.CANDIDATE and self._candidate.modified:
                 raise refuse(
                     "lock-denied",
@@ -127,6 +139,6 @@ class DatastoreOperations:
 
     def release_session(self, session: str) -> None:
         """Free a closed session's locks; its candidate changes go with the candidate lock."""
-        with self._lock:
+        with self._write, self._lock:
             if DatastoreName.CANDIDATE in self._locks.release(session):
                 self._candidate.discard()

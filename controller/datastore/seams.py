@@ -3,11 +3,13 @@
 The core (``core.py``) composes the candidate (``candidate.py``) and the whole-datastore
 operations (``operations.py``) and hands itself to them through these protocols, so neither
 imports ``core.py``, not even for type checking: the core satisfies both structurally.
-Everything named here runs under the core's lock.
+Everything named here runs under the core's read lock, but for the edits: those take the
+locks they need themselves.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -32,6 +34,17 @@ class Editor(Protocol):
         """Apply edits as one all-or-nothing transaction, after the session lock check."""
         ...
 
+    def copy_in(
+        self,
+        datastore: DatastoreName,
+        edits: Sequence[Edit],
+        principal: Principal,
+        *,
+        session: str | None = None,
+    ) -> Revision:
+        """As :meth:`edit`, for edits that copy a datastore in (no bound on their size)."""
+        ...
+
 
 class CandidateHost(Editor, Protocol):
     """What the candidate (RFC 6241 8.3) needs: running to copy and commit to, the access check."""
@@ -39,6 +52,11 @@ class CandidateHost(Editor, Protocol):
     @property
     def running(self) -> ConfigStore:
         """The running datastore's store."""
+        ...
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The lock every use of the trees takes."""
         ...
 
     def guard(self, principal: Principal) -> Guard:
@@ -55,4 +73,8 @@ class OperationsHost(Editor, Protocol):
 
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the server's own action)."""
+        ...
+
+    def put_back(self, txn: Txn) -> Revision:
+        """As :meth:`transaction`, taking the locks itself (a large one works on a copy)."""
         ...

@@ -6,9 +6,11 @@ edit past :data:`SHADOW_NODES` data nodes runs here instead: under the core's wr
 (writers still go one at a time, and every other write of running waits), it copies running,
 applies the edits to the copy, validates the copy in full, computes the diff, rebuilds the
 indexes and makes the commit durable, all while readers read the committed tree under the
-read lock. Only the swap of the trees, the commit hooks and the notification take the read
-lock, for milliseconds. A commit hook that refuses puts the old tree back and the journal
-forgets the record.
+read lock. Only the copy (a read restricted by NACM unlinks nodes of the live tree for its
+time, :mod:`.hiding`, so the copy waits for it), the swap of the trees, the commit hooks and
+the notification take the read lock. A commit hook that refuses puts the old tree back and
+the journal forgets the record. The commit of a large candidate and a copy-config to running
+come here too, as the edits they are (:mod:`.operations`).
 
 Revisions of a large edit are coarse: each edit's target is marked as changed as a whole
 (RFC 8040 3.4.1: an entity-tag may change more often than its resource, never less).
@@ -78,7 +80,8 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
     read lock); returns the new revision, or raises with running untouched."""
     running = core.running
     shadow = ConfigStore(core.ctx, DatastoreName.RUNNING, None)
-    shadow.replace_tree(running.copy_tree())  # a read: readers go on meanwhile
+    with core.read_lock:  # a read hidden by NACM unlinks nodes of the live tree meanwhile
+        shadow.replace_tree(running.copy_tree())
     applier = Applier(core.ctx, shadow.tree, core.guard(txn.principal), coarse=True)
     try:
         for edit in txn.edits:
@@ -110,6 +113,7 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
                 txn.datastore, txn.principal, txn.session, applier.applied
             )
             core.bus.publish("NETCONF", event)
+        changes.audit_commit(txn, running.txid, changed)
         if core.history is not None:  # durable and current: keep how to undo it
             undo = applier.undo.records
             core.history.record(

@@ -18,7 +18,10 @@ attack got (``tools.bench.attackers``):
 * ``streams``: 32 event streams of one read-only user;
 * ``preauth``: 300 SSH connections that never authenticate, from 10 addresses;
 * ``attributes``: a NETCONF ``<rpc>`` with 200k attributes, sent again and again;
-* ``edit``: one RESTCONF edit of 100k new entries in flight (its duration printed).
+* ``edit``: one RESTCONF edit of 100k new entries in flight (its duration printed);
+* ``commit``, ``copy-config``, ``copy-candidate``: a NETCONF ``<commit>`` of a candidate of
+  100k new entries, a ``<copy-config>`` of such a candidate to running, and of running (200k
+  entries or more by then) to the candidate, in flight (its time and server CPU seconds).
 
 The target: the legitimate client's p99 under 1 s during each attack.
 """
@@ -35,18 +38,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
 
 from controller.auth import hash_password
-from tools.bench import attackers
+from tools.bench import attackers, large_commits
 from tools.bench.attackers import Attacker, Latencies, Legit, NetconfSession
 from tools.bench.common import PASSWORD, ROOT, USER, YANG_DIR, free_port, seed, stop
+from tools.bench.large_commits import copy_config
 
 ENTRIES = 1000
+LARGE = 100_000  # new entries of a large commit or copy
+ENTRY_1 = "data/bench-list:bench/entry=1"
 WATCHER = ("watcher", "watcher-password")
 TARGET_P99_MS = 1000.0
 START_TIMEOUT_S = 180.0
@@ -284,6 +290,21 @@ def edit(server: Server, seconds: float, entries: int = 100_000) -> Row:
     )
 
 
+def _whole(name: str, first: int | None, body: str) -> Callable[[Server, float], Row]:
+    """``body``, a large NETCONF transaction of whole datastores, in flight (after an edit of
+    the candidate adding ``LARGE`` entries from ``first``, unless None)."""
+
+    def run(server: Server, seconds: float) -> Row:
+        del seconds
+        rpcs = [body] if first is None else [large_commits.fill(first, LARGE), body]
+        nc = NetconfSession(server.netconf_port, USER, PASSWORD)
+        with server.session() as session, closing(nc):
+            read = attackers.restconf_reader(session, f"{server.base}/{ENTRY_1}")
+            return Row(name, *large_commits.row(nc, read, rpcs, server.process.pid))
+
+    return run
+
+
 class Idle(Attacker):
     """No attack: the baseline."""
 
@@ -307,6 +328,9 @@ ATTACKS: dict[str, Callable[[Server, float], Row]] = {
         lambda s: attackers.AttributeBomb(s.netconf_port, USER, PASSWORD), "attributes"
     ),
     "edit": edit,
+    "commit": _whole("commit", 2_000_000, "<commit/>"),
+    "copy-config": _whole("copy-config", 3_000_000, copy_config("candidate", "running")),
+    "copy-candidate": _whole("copy-candidate", None, copy_config("running", "candidate")),
 }
 
 
