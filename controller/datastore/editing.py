@@ -22,7 +22,7 @@ from controller.datastore.api import SYSTEM, Change, DatastoreName, Edit, Princi
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.parts import CoreParts
 from controller.datastore.replication import Record, StaleError, catch_up, retrying, unavailable
-from controller.datastore.shadow import edit_nodes, shadow_transaction
+from controller.datastore.shadow import edit_nodes, shadow_transaction, startup_transaction
 from controller.datastore.stores import ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.errors import CatsError, ErrorItem, ErrorType
@@ -108,16 +108,7 @@ class Editing(CoreParts):
         started = time.perf_counter()
         try:
             with self._write:
-                if running and large:
-                    LOG.info("a large edit of about %d data nodes is worked on a copy", size)
-                    self._keep_startup_as_loaded()  # the copy brings its own indexes
-                    txn.defer_sync = False
-                    revision: Revision = retrying(self, lambda: shadow_transaction(self, txn))
-                    with self._lock:  # prints running, which a restricted read hides parts of
-                        self.running.compact_if_due(self.settings.compact_minimum)
-                else:
-                    with self._lock:
-                        revision = self.transaction(txn)
+                revision = self._on_copy(txn, size) if large else self._small(txn)
             if txn.defer_sync:
                 self.running.sync(txn.ticket)  # group commit: shared with concurrent commits
         except CatsError:
@@ -127,6 +118,26 @@ class Editing(CoreParts):
         if running and not test_only:
             COMMIT_LATENCY.observe(time.perf_counter() - started)
             COMMITS.labels("committed").inc()
+        return revision
+
+    def _small(self, txn: Txn) -> Revision:
+        with self._lock:
+            return self.transaction(txn)
+
+    def _on_copy(self, txn: Txn, size: int) -> Revision:
+        """A large transaction of running or startup, on a copy under the write lock alone
+        (the caller holds it) while reads go on (:mod:`.shadow`)."""
+        if txn.datastore is DatastoreName.STARTUP:
+            LOG.info("a large edit of startup of about %d data nodes is worked on a copy", size)
+            return startup_transaction(self, txn)
+        if txn.datastore is not DatastoreName.RUNNING:
+            return self._small(txn)
+        LOG.info("a large edit of about %d data nodes is worked on a copy", size)
+        self._keep_startup_as_loaded()  # the copy brings its own indexes
+        txn.defer_sync = False
+        revision: Revision = retrying(self, lambda: shadow_transaction(self, txn))
+        with self._lock:  # prints running, which a restricted read hides parts of
+            self.running.compact_if_due(self.settings.compact_minimum)
         return revision
 
     def transaction(self, txn: Txn) -> Revision:

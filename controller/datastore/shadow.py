@@ -10,7 +10,9 @@ read lock. Only the copy (a read restricted by NACM unlinks nodes of the live tr
 time, :mod:`.hiding`, so the copy waits for it), the swap of the trees, the commit hooks and
 the notification take the read lock. A commit hook that refuses puts the old tree back and
 the journal forgets the record. The commit of a large candidate and a copy-config to running
-come here too, as the edits they are (:mod:`.operations`).
+come here too, as the edits they are (:mod:`.operations`); a large copy-config to startup
+(saving the configuration) is worked on a copy of startup the same way
+(:func:`startup_transaction`).
 
 Revisions of a large edit are coarse: each edit's target is marked as changed as a whole
 (RFC 8040 3.4.1: an entity-tag may change more often than its resource, never less).
@@ -26,7 +28,14 @@ from typing import Any, Protocol
 from controller.audit import current as current_request
 from controller.datastore import changes
 from controller.datastore.access import Guard
-from controller.datastore.api import Change, DatastoreName, Edit, Principal, Registrations
+from controller.datastore.api import (
+    Change,
+    DatastoreName,
+    Edit,
+    Principal,
+    Registrations,
+    Revision,
+)
 from controller.datastore.authorization import Authorization
 from controller.datastore.bus import NotificationBus
 from controller.datastore.history import HistoryRecorder
@@ -124,4 +133,57 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
         return revision
     finally:
         applier.undo.commit()  # frees the copies it kept (the diff has been made)
+        shadow.close()
+
+
+class StartupHost(Protocol):
+    """What a large transaction of startup needs of the core."""
+
+    ctx: Any
+    bus: NotificationBus
+
+    @property
+    def startup(self) -> ConfigStore:
+        """The startup datastore."""
+        ...
+
+    @property
+    def read_lock(self) -> threading.RLock:
+        """The lock readers take (the core's lock)."""
+        ...
+
+    def guard(self, principal: Principal) -> Guard:
+        """The access guard of the principal's edits (RFC 8341 3.4.5)."""
+        ...
+
+
+def startup_transaction(core: StartupHost, txn: Txn) -> Revision:
+    """Run a large transaction of startup on a copy (the caller holds the write lock, not the
+    read lock): applied, validated in full and made durable off the read lock, swapped in
+    under it; returns the new revision, or raises with startup untouched."""
+    store = core.startup
+    shadow = ConfigStore(core.ctx, DatastoreName.STARTUP, None)
+    with core.read_lock:
+        shadow.replace_tree(store.copy_tree())
+    applier = Applier(core.ctx, shadow.tree, core.guard(txn.principal), coarse=True)
+    try:
+        for edit in txn.edits:
+            applier.apply(edit)
+        validate_full(shadow)
+        if txn.test_only:
+            return store.revisions.of(None)
+        changed = [record.path for record in applier.applied]
+        store.persist(txn.edits)  # durable before anyone sees it
+        with core.read_lock:
+            old = store.tree.replace(shadow.tree.replace(nodes.ffi.NULL))
+            revision: Revision = store.revisions.record(changed, changed)
+            event = changes.config_change(
+                txn.datastore, txn.principal, txn.session, applier.applied
+            )
+            core.bus.publish("NETCONF", event)
+        nodes.free_all(old)  # outside the read lock: O(datastore)
+        LOG.info("a large edit of startup of %d changes was made current", len(changed))
+        return revision
+    finally:
+        applier.undo.commit()
         shadow.close()

@@ -33,6 +33,7 @@ from tests.unit.datastore.conftest import RUNNING, TOP, merge, read_json
 from tests.unit.datastore.test_shadow import WAIT_S, HeldDisk
 
 CANDIDATE = DatastoreName.CANDIDATE
+STARTUP = DatastoreName.STARTUP
 ITEMS = 40
 
 
@@ -239,3 +240,37 @@ def test_reads_go_on_during_a_large_rollback_of_a_confirmed_commit(
     assert _ids(core) == set(range(100, 100 + ITEMS))
     assert len(seen) == 1
     assert [r.event for r in kept.records] == ["commit"]
+
+
+def test_reads_go_on_during_a_large_copy_of_running_to_startup(
+    held: tuple[Core, HeldDisk, list[Change], ListAudit],
+) -> None:
+    """Saving the configuration (copy-config running to startup): startup and running are
+    read as they were while it is worked on; then startup is running's copy."""
+    core, disk, _, _ = held
+    core.copy_config(RUNNING, STARTUP, SYSTEM)  # small: under the lock
+    core.edit(RUNNING, [_items(100, ITEMS)], SYSTEM)
+    failures: list[BaseException] = []
+
+    def copy() -> None:
+        try:
+            core.copy_config(RUNNING, STARTUP, SYSTEM)
+        except BaseException as exc:
+            failures.append(exc)
+
+    disk.hold.set()
+    writer = threading.Thread(target=copy)
+    writer.start()
+    assert disk.holding.wait(WAIT_S)  # applied and validated on the copy, not yet current
+    read: list[set[int]] = []
+    reader = threading.Thread(target=lambda: read.append(_ids(core, STARTUP)))
+    reader.start()
+    reader.join(WAIT_S)
+    assert not reader.is_alive()  # not held behind the copy
+    assert read == [{0, 1}]  # as committed
+    disk.release.set()
+    writer.join(WAIT_S)
+    assert not writer.is_alive()
+    disk.hold.clear()
+    assert not failures
+    assert _ids(core, STARTUP) == {0, 1, *range(100, 100 + ITEMS)}
