@@ -30,7 +30,6 @@ from controller.datastore import changes
 from controller.datastore.access import Guard
 from controller.datastore.api import (
     Change,
-    DatastoreName,
     Edit,
     Principal,
     Registrations,
@@ -63,16 +62,10 @@ def edit_nodes(edits: list[Edit]) -> int:
     return total
 
 
-class ShadowHost(Protocol):
-    """What a large transaction needs of the core."""
+class CopyHost(Protocol):
+    """What working a transaction on a copy needs of the core."""
 
     ctx: Any
-    running: ConfigStore
-    validator: Validator
-    authorization: Authorization
-    bus: NotificationBus
-    registrations: Registrations
-    history: HistoryRecorder | None
 
     @property
     def read_lock(self) -> threading.RLock:
@@ -84,18 +77,46 @@ class ShadowHost(Protocol):
         ...
 
 
-def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
-    """Run a large transaction of running on a copy (the caller holds the write lock, not the
-    read lock); returns the new revision, or raises with running untouched."""
-    running = core.running
-    shadow = ConfigStore(core.ctx, DatastoreName.RUNNING, None)
-    with core.read_lock:  # a read hidden by NACM unlinks nodes of the live tree meanwhile
-        shadow.replace_tree(running.copy_tree())
+class ShadowHost(CopyHost, Protocol):
+    """What a large transaction of running needs of the core."""
+
+    running: ConfigStore
+    validator: Validator
+    authorization: Authorization
+    bus: NotificationBus
+    registrations: Registrations
+    history: HistoryRecorder | None
+
+
+def _applied_copy(core: CopyHost, store: ConfigStore, txn: Txn) -> tuple[ConfigStore, Applier]:
+    """A copy of ``store`` (taken under the read lock: a read hidden by NACM unlinks nodes of
+    the live tree meanwhile) with the transaction's edits applied and validated in full; the
+    caller frees both with :func:`_free`. Raises with nothing left behind."""
+    shadow = ConfigStore(core.ctx, store.name, None)
+    with core.read_lock:
+        shadow.replace_tree(store.copy_tree())
     applier = Applier(core.ctx, shadow.tree, core.guard(txn.principal), coarse=True)
     try:
         for edit in txn.edits:
             applier.apply(edit)
         validate_full(shadow)
+    except BaseException:
+        _free(shadow, applier)
+        raise
+    return shadow, applier
+
+
+def _free(shadow: ConfigStore, applier: Applier) -> None:
+    applier.undo.commit()  # frees the copies it kept (the diff has been made)
+    shadow.close()
+
+
+def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
+    """Run a large transaction of running on a copy (the caller holds the write lock, not the
+    read lock); returns the new revision, or raises with running untouched."""
+    running = core.running
+    shadow, applier = _applied_copy(core, running, txn)
+    try:
         prepared = core.validator.prepared(shadow)
         diff = changes.diff_document(core.ctx, shadow.tree, applier.applied)
         if txn.test_only:
@@ -132,28 +153,17 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
         LOG.info("a large edit of %d changes was made current", len(changed))
         return revision
     finally:
-        applier.undo.commit()  # frees the copies it kept (the diff has been made)
-        shadow.close()
+        _free(shadow, applier)
 
 
-class StartupHost(Protocol):
+class StartupHost(CopyHost, Protocol):
     """What a large transaction of startup needs of the core."""
 
-    ctx: Any
     bus: NotificationBus
 
     @property
     def startup(self) -> ConfigStore:
         """The startup datastore."""
-        ...
-
-    @property
-    def read_lock(self) -> threading.RLock:
-        """The lock readers take (the core's lock)."""
-        ...
-
-    def guard(self, principal: Principal) -> Guard:
-        """The access guard of the principal's edits (RFC 8341 3.4.5)."""
         ...
 
 
@@ -162,14 +172,8 @@ def startup_transaction(core: StartupHost, txn: Txn) -> Revision:
     read lock): applied, validated in full and made durable off the read lock, swapped in
     under it; returns the new revision, or raises with startup untouched."""
     store = core.startup
-    shadow = ConfigStore(core.ctx, DatastoreName.STARTUP, None)
-    with core.read_lock:
-        shadow.replace_tree(store.copy_tree())
-    applier = Applier(core.ctx, shadow.tree, core.guard(txn.principal), coarse=True)
+    shadow, applier = _applied_copy(core, store, txn)
     try:
-        for edit in txn.edits:
-            applier.apply(edit)
-        validate_full(shadow)
         if txn.test_only:
             return store.revisions.of(None)
         changed = [record.path for record in applier.applied]
@@ -185,5 +189,4 @@ def startup_transaction(core: StartupHost, txn: Txn) -> Revision:
         LOG.info("a large edit of startup of %d changes was made current", len(changed))
         return revision
     finally:
-        applier.undo.commit()
-        shadow.close()
+        _free(shadow, applier)
