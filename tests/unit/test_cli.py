@@ -33,3 +33,16 @@ def test_serve_takes_repeatable_plugins(capsys: pytest.CaptureFixture[str]) -> N
     usage = " ".join(capsys.readouterr().out.split())
     assert "--plugin MODULE" in usage
     assert "register(registrations) -> None" in usage
+
+
+@pytest.mark.parametrize("agent", ["csma", "cnma"])
+def test_agent_heartbeat_flags_are_milliseconds(
+    agent: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--heartbeat-ms as the config leaf reporting/heartbeat-ms; the old --heartbeat (seconds)
+    is refused, not taken as an abbreviation of --heartbeat-ms and read 1000 times shorter."""
+    args = build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat-ms", "20000"])
+    assert args.heartbeat_ms == 20_000
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat", "20"])
+    assert "unrecognized arguments: --heartbeat 20" in capsys.readouterr().err
