@@ -51,10 +51,12 @@ class BedSettings:
 
 @dataclass(frozen=True)
 class CsmaPorts:
-    """A site C-SMA's RESTCONF port and NETCONF port (0: none)."""
+    """A site C-SMA's RESTCONF port, NETCONF port (0: none) and management port (/metrics;
+    0: any free one)."""
 
     restconf: int
     netconf: int = 0
+    metrics: int = 0
 
 
 @dataclass(frozen=True)
@@ -265,10 +267,11 @@ def _start_cps(launcher: Launcher, settings: BedSettings, where: Addresses) -> C
 
 
 def _csma_ports(settings: BedSettings) -> dict[str, CsmaPorts]:
-    """The ports of each site's C-SMA: NETCONF too when it answers for agent state."""
-    return {
-        site.site: CsmaPorts(free_port(), free_port() if settings.agents else 0) for site in t.SITES
-    }
+    """The ports of each site's C-SMA: NETCONF and a known management port too when it
+    answers for agent state (the demo reads its advertisements' count there)."""
+    if not settings.agents:
+        return {site.site: CsmaPorts(free_port()) for site in t.SITES}
+    return {site.site: CsmaPorts(free_port(), free_port(), free_port()) for site in t.SITES}
 
 
 def _start_csmas(launcher: Launcher, settings: BedSettings, cps: str, where: Addresses) -> None:
@@ -291,6 +294,8 @@ def _start_csmas(launcher: Launcher, settings: BedSettings, cps: str, where: Add
                 str(port.restconf),
                 "--netconf-port",
                 str(port.netconf),
+                "--metrics-address",
+                f"127.0.0.1:{port.metrics}",
             ],
         )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import requests
 from lxml import etree
 
 from controller.auth import hash_password
+from controller.demo.drafts import stated_capability
 from controller.southbound import Credentials, NetconfStateAgents, PeerUnreachableError, Target
 from controller.types import Json
 from tests.conftest import ROOT
@@ -157,14 +159,17 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
         stop(running.process, timeout=10)  # the one running now (a test may restart it)
 
 
-def _instances(specs: list[drafts.Spec]) -> list[Json]:
+def _instances(specs: list[drafts.Spec], *, advertised: bool = False) -> list[Json]:
     """The C-SMA's instances: each candidate holding its example's reuse keys in accelerator
-    memory for the tenant (as the draft's examples say), with room for the 7.5 GB context."""
+    memory for the tenant (as the draft's examples say), with room for the 7.5 GB context;
+    ``advertised``: with the capability the C-SMA advertises itself (MSG-4, the draft's
+    numbers)."""
     return [
         {
             "csci-id": s.csci_id,
             "cs-id": s.service,
             "capacity": 10**12,
+            **({"capability": stated_capability(s)} if advertised else {}),
             "state": [
                 {"tenant": drafts.TENANT, "reuse-key": key, "residency": "accelerator-memory"}
                 for key in s.holds
@@ -172,6 +177,34 @@ def _instances(specs: list[drafts.Spec]) -> list[Json]:
         }
         for s in specs
     ]
+
+
+# The C-SMA's own MSG-4: every 30 s (a freshness bound of 90 s, beyond any stall of a loaded
+# machine); the first goes when the C-SMA is woken once the C-PS listens (SIGHUP).
+ADVERTISING = {"interval-ms": 30_000}
+
+
+def advertised_by(cps: Server, csma: Csma, specs: list[drafts.Spec]) -> None:
+    """Wake ``catsctl csma`` (a reload advertises at once: it started before the C-PS, so its
+    first advertisement found nobody) and wait until the C-PS holds every candidate's
+    computing view as that C-SMA advertised it (its name as the source)."""
+    csma.process.send_signal(signal.SIGHUP)
+    wanted = {s.csci_id for s in specs}
+    deadline = time.monotonic() + START_S
+    while True:
+        found = cps.get_json(f"data/{AS}:agent-selection/candidates")
+        entries = found.get(f"{AS}:candidates", {}).get("candidate", [])
+        held = {
+            e["csci-id"]
+            for e in entries
+            if e.get("resource-view", {}).get("computing", {}).get("capability", {}).get("source")
+            == csma.name
+        }
+        if wanted <= held:
+            return
+        assert csma.process.poll() is None, csma.log.read_text(errors="replace")
+        assert time.monotonic() < deadline, (wanted - held, csma.log.read_text(errors="replace"))
+        time.sleep(0.2)
 
 
 @dataclass

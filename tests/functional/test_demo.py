@@ -138,6 +138,11 @@ def row(block: str, first: str) -> list[str]:
 def assert_the_agent_session_went_as_the_draft_says(blocks: dict[str, str]) -> None:
     """Stage G: the episode of 8.4 and the comparison of 6.8, the rule, the close."""
     assert "exited 0 in " in blocks["G1"]
+    for letter, csma in (("B", "csma-ss2"), ("C", "csma-ss3")):  # MSG-4 by catsctl csma itself
+        assert (
+            f"advertise-capability for {letter}: sent by catsctl csma {csma} itself"
+            in (blocks["G1"])
+        )
     assert ": 0 failed RPCs, 0 unmet expectations" in blocks["G1"]
     assert row(blocks["G1"], "1")[1:5] == ["dp1-session-admission", "29", "move", "C"]
     assert row(blocks["G1"], "2")[1:5] == ["t1-step-boundary", "30", "keep", "C"]
