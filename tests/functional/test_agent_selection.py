@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import requests
 from lxml import etree
+from prometheus_client.parser import text_string_to_metric_families
 
 from controller.auth import hash_password
 from controller.demo.drafts import stated_capability
@@ -77,6 +78,7 @@ class Csma:
     restconf: int
     netconf: int
     login: tuple[str, str]
+    metrics: int = 0  # the management listener (/metrics)
 
     @property
     def target(self) -> Target:
@@ -122,7 +124,7 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
 ) -> Iterator[Csma]:
     """Start ``catsctl csma`` answering for ``instances`` and admitting the C-PS as ``login``
     (started, not waited for: see :meth:`Csma.wait`); stopped when the block ends."""
-    restconf, netconf = free_port(), free_port()
+    restconf, netconf, metrics = free_port(), free_port(), free_port()
     config = {
         "name": name,
         "site": f"site-{name}",
@@ -148,11 +150,13 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
         str(restconf),
         "--netconf-port",
         str(netconf),
+        "--metrics-address",
+        f"127.0.0.1:{metrics}",
     ]
     log = folder / f"{name}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
-    running = Csma(name, process, log, restconf, netconf, login)
+    running = Csma(name, process, log, restconf, netconf, login, metrics)
     try:
         yield running
     finally:
@@ -184,26 +188,21 @@ def _instances(specs: list[drafts.Spec], *, advertised: bool = False) -> list[Js
 ADVERTISING = {"interval-ms": 30_000}
 
 
-def advertised_by(cps: Server, csma: Csma, specs: list[drafts.Spec]) -> None:
+def advertised_by(csma: Csma) -> None:
     """Wake ``catsctl csma`` (a reload advertises at once: it started before the C-PS, so its
-    first advertisement found nobody) and wait until the C-PS holds every candidate's
-    computing view as that C-SMA advertised it (its name as the source)."""
+    first advertisement found nobody) and wait until the C-PS accepted one advertisement of
+    every instance it has (its ``cats_csma_advertisements_total{result="sent"}``)."""
     csma.process.send_signal(signal.SIGHUP)
-    wanted = {s.csci_id for s in specs}
+    url = f"http://127.0.0.1:{csma.metrics}/metrics"
     deadline = time.monotonic() + START_S
     while True:
-        found = cps.get_json(f"data/{AS}:agent-selection/candidates")
-        entries = found.get(f"{AS}:candidates", {}).get("candidate", [])
-        held = {
-            e["csci-id"]
-            for e in entries
-            if e.get("resource-view", {}).get("computing", {}).get("capability", {}).get("source")
-            == csma.name
-        }
-        if wanted <= held:
-            return
+        with contextlib.suppress(requests.RequestException):
+            for family in text_string_to_metric_families(requests.get(url, timeout=10).text):
+                sent = [s for s in family.samples if s.labels.get("result") == "sent"]
+                if family.name == "cats_csma_advertisements" and sent and sent[0].value >= 1:
+                    return
         assert csma.process.poll() is None, csma.log.read_text(errors="replace")
-        assert time.monotonic() < deadline, (wanted - held, csma.log.read_text(errors="replace"))
+        assert time.monotonic() < deadline, csma.log.read_text(errors="replace")
         time.sleep(0.2)
 
 

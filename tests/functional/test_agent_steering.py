@@ -178,7 +178,7 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", _seed(specs, csma.c_sma(), forwarder))
         cps = stack.enter_context(running_server(folder / "cps" / "state", init, port=cps_port))
-        advertised_by(cps, csma, specs)
+        advertised_by(csma)
         call(cps, "advertise-forwarding-view", drafts.forwarding(specs, time.time()))
         yield Bed(cps, forwarder, instances, specs)
 

@@ -82,7 +82,7 @@ def agent_selection_cps(folder: Path, specs: list[drafts.Spec]) -> Iterator[tupl
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", seed)
         with running_server(folder / "cps" / "state", init, port=cps_port) as cps:
-            advertised_by(cps, csma, specs)
+            advertised_by(csma)
             call(cps, "advertise-forwarding-view", drafts.forwarding(specs, time.time()))
             yield cps, csma
 
