@@ -325,6 +325,19 @@ def _start_scis(
         )
 
 
+def _sci_answers(sci: RunningSci) -> bool:
+    """Whether the SCI itself answers on its management port: its /state names its CSCI-ID.
+
+    Not any 2xx: another program on the machine that took the port between its choice and the
+    SCI's bind answered once, the SCI exited after the start-up had passed (Address already in
+    use) and the demo failed in stage A instead of starting again on fresh ports.
+    """
+    with contextlib.suppress(requests.RequestException, ValueError, AttributeError):
+        reply = requests.get(f"http://127.0.0.1:{sci.manage}/state", timeout=1)
+        return bool(reply.json().get("ietf-cats-sci:sci", {}).get("csci-id") == sci.csci_id)
+    return False
+
+
 def _locator_port(spec: t.SciSpec) -> int:
     """A free port on the SCI's loopback twin address.
 
@@ -448,7 +461,7 @@ def _started(settings: BedSettings) -> Iterator[Bed]:
         _ready(
             launcher,
             "the SCIs",
-            lambda: all(http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis),
+            lambda: all(_sci_answers(s) for s in scis),
             say,
         )
         _ready(
