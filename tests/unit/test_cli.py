@@ -66,3 +66,16 @@ def test_an_agent_command_line_loads_no_server_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("agent", ["csma", "cnma"])
+def test_agent_heartbeat_flags_are_milliseconds(
+    agent: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--heartbeat-ms as the config leaf reporting/heartbeat-ms; the old --heartbeat (seconds)
+    is refused, not taken as an abbreviation of --heartbeat-ms and read 1000 times shorter."""
+    args = build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat-ms", "20000"])
+    assert args.heartbeat_ms == 20_000
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat", "20"])
+    assert "unrecognized arguments: --heartbeat 20" in capsys.readouterr().err
