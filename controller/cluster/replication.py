@@ -109,19 +109,30 @@ class EtcdReplication:
             raise StaleError(txid - 1, paths)
 
     def since(self, txid: int) -> list[Record]:
-        """The commits after ``txid``, in order."""
-        reply = self.etcd.call(
-            "/kv/range",
-            {
-                "key": encode(self._key(txid + 1)),
-                "range_end": encode(self.log[:-1] + chr(ord(self.log[-1]) + 1)),
-            },
-        )
+        """The commits after ``txid``, in order (``unavailable`` when no member answers)."""
+        body = {
+            "key": encode(self._key(txid + 1)),
+            "range_end": encode(self.log[:-1] + chr(ord(self.log[-1]) + 1)),
+        }
+        try:
+            reply = self.etcd.call("/kv/range", body)
+        except Unavailable as exc:
+            raise unavailable(str(exc)) from exc
         self._revision = max(self._revision, int(reply["header"]["revision"]))
         records = []
         for item in reply.get("kvs") or []:
             records.append(_record(KeyValue("", _b64(item.get("value", "")), 0)))
         return records
+
+    def last(self) -> int | None:
+        """The number of the cluster's last commit: one linearizable read of the head (etcd
+        answers it only with a quorum, after its leader confirmed it still leads), or None
+        when no member can answer it."""
+        try:
+            head = self.etcd.get(self.head)
+        except Unavailable:
+            return None
+        return 0 if head is None else int(head.value)
 
     def problem(self) -> str | None:
         """Why etcd cannot take a commit now (the last request or probe failed), or None."""
