@@ -95,6 +95,7 @@ class ServeSettings:
     core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
     cluster: str | None = field(default=None, kw_only=True)  # etcd://HOST:PORT[,...]
     node_id: str | None = field(default=None, kw_only=True)  # the replica's name in it
+    local_reads: bool = field(default=False, kw_only=True)  # cluster reads not made consistent
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -214,7 +215,9 @@ def _join(settings: ServeSettings) -> Membership:
     from controller.cluster.membership import Membership  # noqa: PLC0415
 
     assert settings.cluster is not None
-    return Membership(settings.cluster, settings.node_id, load_key(settings.state_dir))
+    member = Membership(settings.cluster, settings.node_id, load_key(settings.state_dir))
+    member.replication.consistent_reads = not settings.local_reads
+    return member
 
 
 def seed_running(core: Core, init_data: Path) -> Revision | None:

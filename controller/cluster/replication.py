@@ -56,6 +56,7 @@ class EtcdReplication:
         self._thread: threading.Thread | None = None
         self._probe_thread: threading.Thread | None = None
         self.last_error: str | None = None  # why the last write was refused, for /readyz
+        self.consistent_reads = True  # False (--cluster-reads local): reads skip the barrier
 
     def _key(self, txid: int) -> str:
         return f"{self.log}{txid:0{_DIGITS}d}"
@@ -127,7 +128,9 @@ class EtcdReplication:
     def last(self) -> int | None:
         """The number of the cluster's last commit: one linearizable read of the head (etcd
         answers it only with a quorum, after its leader confirmed it still leads), or None
-        when no member can answer it."""
+        when no member can answer it (or reads are local: ``--cluster-reads local``)."""
+        if not self.consistent_reads:
+            return None
         try:
             head = self.etcd.get(self.head)
         except Unavailable:
