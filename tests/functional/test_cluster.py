@@ -112,8 +112,7 @@ def test_a_write_on_one_replica_is_read_at_once_on_another(cluster: Cluster) -> 
                 source="running",
                 filter=(
                     "subtree",
-                    f'<bench xmlns="urn:example:bench-list"><entry><id>{key}</id>'
-                    "</entry></bench>",
+                    f'<bench xmlns="urn:example:bench-list"><entry><id>{key}</id></entry></bench>',
                 ),
             ).data_xml
             assert f"<weight>{round_ + 1}</weight>" in found, f"round {round_}: C: {found}"
