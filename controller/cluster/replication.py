@@ -57,6 +57,7 @@ class EtcdReplication:
         self._probe_thread: threading.Thread | None = None
         self.last_error: str | None = None  # why the last write was refused, for /readyz
         self.consistent_reads = True  # False (--cluster-reads local): reads skip the barrier
+        self._head_reads = SharedRead(self._read_head)
 
     def _key(self, txid: int) -> str:
         return f"{self.log}{txid:0{_DIGITS}d}"
@@ -127,10 +128,14 @@ class EtcdReplication:
 
     def last(self) -> int | None:
         """The number of the cluster's last commit: one linearizable read of the head (etcd
-        answers it only with a quorum, after its leader confirmed it still leads), or None
-        when no member can answer it (or reads are local: ``--cluster-reads local``)."""
+        answers it only with a quorum, after its leader confirmed it still leads), shared by
+        the reads that arrived before it was sent (:class:`SharedRead`); None when no member
+        can answer it (or reads are local: ``--cluster-reads local``)."""
         if not self.consistent_reads:
             return None
+        return self._head_reads()
+
+    def _read_head(self) -> int | None:
         try:
             head = self.etcd.get(self.head)
         except Unavailable:
@@ -180,6 +185,44 @@ class EtcdReplication:
         for thread in (self._thread, self._probe_thread):
             if thread is not None:
                 thread.join(timeout=10)
+
+
+class SharedRead:
+    """Concurrent callers share quorum reads, as etcd batches its own ReadIndex requests.
+
+    A caller needs a read *sent after it called*: that one reflects every commit acknowledged
+    before the call. So a caller that finds a read in flight waits for it to end and then for
+    the next one, which it starts unless another waiting caller did; every caller waiting then
+    takes its answer. Under N concurrent readers a replica sends about one read per round trip
+    instead of N.
+    """
+
+    def __init__(self, read: Callable[[], int | None]) -> None:
+        self._read = read
+        self._changed = threading.Condition()
+        self._started = 0  # reads sent so far
+        self._finished = 0  # the last read answered (its number)
+        self._answer: int | None = None
+        self._in_flight = False
+
+    def __call__(self) -> int | None:
+        with self._changed:
+            needed = self._started + 1  # a read sent from now on
+            while self._finished < needed:
+                if self._in_flight:
+                    self._changed.wait()
+                    continue
+                self._started += 1
+                number, self._in_flight = self._started, True
+                self._changed.release()
+                try:
+                    answer = self._read()
+                finally:
+                    self._changed.acquire()
+                    self._in_flight = False
+                    self._changed.notify_all()
+                self._finished, self._answer = number, answer
+            return self._answer
 
 
 def _b64(text: str) -> bytes:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from controller.cluster.replication import SharedRead
 from controller.datastore.api import CLUSTER_READ_TIMEOUT
 from controller.datastore.errors import DatastoreError
 from controller.datastore.replication import Record, consistent
@@ -106,3 +107,38 @@ def test_a_replica_that_cannot_catch_up_in_time_refuses_the_read() -> None:
     assert (item.tag, item.app_tag) == ("resource-denied", CLUSTER_READ_TIMEOUT)
     assert "up to 1, not yet 3" in item.message
     assert replica.applied == 1
+
+
+def test_concurrent_reads_share_quorum_reads_sent_after_they_called() -> None:
+    """A caller never gets the answer of a read sent before it called (it might miss a commit
+    acknowledged meanwhile); callers waiting together share the next read."""
+    sent: list[int] = []
+    first_sent, release = threading.Event(), threading.Event()
+
+    def read() -> int | None:
+        sent.append(len(sent) + 1)
+        if len(sent) == 1:
+            first_sent.set()
+            release.wait()
+        return len(sent)  # the read's number stands for the head it saw
+
+    shared = SharedRead(read)
+    answers: dict[str, int | None] = {}
+
+    def call(name: str) -> None:
+        answers[name] = shared()
+
+    first = threading.Thread(target=call, args=("a",))
+    first.start()
+    first_sent.wait()
+    later = [threading.Thread(target=call, args=(name,)) for name in ("b", "c", "d")]
+    for thread in later:
+        thread.start()
+    release.set()
+    for thread in (first, *later):
+        thread.join()
+    assert answers["a"] == 1
+    assert [answer for name, answer in answers.items() if name != "a" and answer == 1] == []
+    assert len(sent) <= 4  # b, c and d sent at most one each
+    before = len(sent)
+    assert shared() == before + 1  # alone: a read of its own
