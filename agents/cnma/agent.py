@@ -211,7 +211,8 @@ class Agent:
         self._view_unsupported = False
         self._last_view = view
         count = len(members["candidate"])
-        LOG.info("forwarding view %s: %d candidates", members["sequence-number"], count)
+        sequence, url = members["sequence-number"], self.config.cps.url
+        LOG.info("forwarding view %s: %d candidates (to %s)", sequence, count, url)
 
 
 def only(config: CnmaConfig, url: str) -> CnmaConfig:

@@ -1,22 +1,42 @@
 """Agents report to every replica of a C-PS cluster (issue 22: soft state without flooding etcd).
 
-Real processes: 3 etcd members, 3 ``catsctl serve --cluster`` replicas and one ``catsctl csma``
-whose ``[cps]`` names the three (``url`` and ``replica-url``). Each replica keeps its own CST
-from the C-SMA's reports (nothing of it in etcd) and answers select-service from it; the
-C-SMA's advertise-capability (MSG-4) is accepted by each; a replica killed, the reports keep
+Real processes: 3 etcd members, 3 ``catsctl serve --cluster`` replicas, one ``catsctl cnma``
+and one ``catsctl csma`` whose ``[cps]`` names the three (``url`` and ``replica-url``). Each
+replica keeps its own NST and CST from the agents' reports (nothing of it in etcd) and answers
+select-service from them; the C-NMA's forwarding view (MSG-7) and the C-SMA's
+advertise-capability (MSG-4) are accepted by each; a replica killed, the reports keep
 reaching the others.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import re
+import tomllib
 from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from controller.auth import hash_password
 from controller.cluster.etcd import Etcd, endpoints_of
 from controller.demo import drafts
 from tests.functional.cluster import Cluster, running_cluster
+from tests.functional.restconf_server import Server
+from tests.functional.test_cnma import (
+    CANDIDATES,
+    CF2,
+    CNMA,
+    EXAMPLE,
+    Cnma,
+    delay,
+    running_cnma,
+)
+from tests.functional.test_cnma import sender as cnma_sender
+from tests.functional.test_cnma import wait_for as cnma_wait
 from tests.functional.test_csma import (
     CPS_USER,
     CSMA_SITE,
@@ -44,17 +64,22 @@ INSTANCE = "10.9.0.1:80"  # csma_config's one instance (service ARS): advertised
 
 @pytest.fixture(scope="module")
 def testbed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Csma]]:
-    """3 etcd members and 3 replicas that know the C-SMA's login, with the site attached to
-    EGRESS and the C-SMA's instance a configured candidate; the C-SMA reporting to all three
+    """3 etcd members and 3 replicas that know the C-SMA's and the C-NMA's logins, with the
+    site attached to EGRESS and the C-SMA's instance and the C-NMA's example instances
+    configured candidates; the C-SMA reporting to all three
     (``url`` the first, ``replica-url`` the others; 0.5 s advertisements)."""
     site = Csma(CSMA_SITE, tmp_path_factory.mktemp("csma"), {})
     document = seed()
     document[f"{SM}:csci-attachments"] = {"attachment": [{"csci-id": SITE, "egress": EGRESS}]}
     login = (CPS_USER, SECRET + CPS_USER)  # how the C-PS would log in at the C-SMA
-    document[f"{drafts.AS}:agent-selection"] = drafts.config(
+    selection = drafts.config(
         [drafts.Spec(INSTANCE, service="ARS")],
         lambda _: drafts.c_sma(site.netconf, CSMA_SITE, login),
     )
+    selection["candidates"]["candidate"] += [{"csci-id": c, "cs-id": "ARS"} for c in CANDIDATES]
+    document[f"{drafts.AS}:agent-selection"] = selection
+    users: Any = document["ietf-system:system"]
+    users["authentication"]["user"].append({"name": CNMA[0], "password": hash_password(CNMA[1])})
     with running_cluster(tmp_path_factory.mktemp("agents"), document) as running:
         a, b, c = running.replicas
         config = csma_config(CSMA_SITE, a, aggregation="per-site", **{"sci-expiry-ms": 600_000})
@@ -77,6 +102,44 @@ def advertised_to(site: Csma, url: str) -> bool:
         "advertise-capability" in line and f"to {url}: 1 instances" in line
         for line in site.log().splitlines()
     )
+
+
+def nst_delay_is(replica: Server, value: Decimal) -> bool:
+    """Whether the replica's NST has (10.0.0.1, CF-2) at ``value`` ms."""
+    return delay(replica, CF2) == value
+
+
+def logged(cnma: Cnma, pattern: str) -> bool:
+    """Whether the C-NMA's log has a line matching ``pattern``."""
+    return re.search(pattern, cnma.stderr()) is not None
+
+
+def test_a_cnma_reports_and_advertises_to_every_replica(
+    testbed: tuple[Cluster, Csma], tmp_path: Path
+) -> None:
+    """The section 7.1 NST and its forwarding view (MSG-7) reach each replica, which keeps
+    them in its own tables; each replica has an increasing part of the one sequence."""
+    cluster, _ = testbed
+    a, b, c = cluster.replicas
+    document = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
+    (tmp_path / "cnma.password").write_text(CNMA[1] + "\n")
+    document["cps"] = {
+        "url": f"{a.root}/restconf",
+        "replica-url": [f"{b.root}/restconf", f"{c.root}/restconf"],
+        "username": CNMA[0],
+        "password-file": "cnma.password",
+    }
+    document["reporting"] |= {"interval-ms": 200, "heartbeat-ms": 3000, "forwarding-view": True}
+    config = tmp_path / "cnma.json"
+    config.write_text(json.dumps(document))
+    with running_cnma(config, tmp_path / "state") as cnma:
+        for replica in cluster.replicas:
+            cnma_wait(functools.partial(nst_delay_is, replica, Decimal(8)), cnma)
+            url = f"{replica.root}/restconf"
+            view = rf"forwarding view \d+: {len(CANDIDATES)} candidates \(to {re.escape(url)}\)"
+            cnma_wait(functools.partial(logged, cnma, view), cnma)
+        numbers = {int(cnma_sender(replica)["last-sequence"]) for replica in cluster.replicas}
+        assert len(numbers) == 3  # each number went to one replica
 
 
 def test_a_csma_reports_to_every_replica_and_each_selects_from_its_own_tables(
