@@ -99,6 +99,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         logins=logins,
         cluster=args.cluster,
         node_id=args.node_id,
+        local_reads=args.cluster_reads == "local",
         core=CoreSettings(
             subscriptions_per_user=args.max_subscriptions_per_user,
             max_edit_nodes=args.max_edit_nodes,
@@ -156,6 +157,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     serve.add_argument(
         "--node-id", metavar="NAME", help="this replica's name in the cluster (default: hostname)"
+    )
+    serve.add_argument(
+        "--cluster-reads",
+        choices=("consistent", "local"),
+        default="consistent",
+        help="consistent: a read of running first applies every commit the cluster has (one "
+        "quorum read of etcd); local: answer from this replica's copy, which may lag the others "
+        "by a watch event (docs/cluster.md)",
     )
     serve.add_argument(
         "--feature",

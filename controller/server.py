@@ -4,8 +4,7 @@ One composition serves any application: :class:`Application` takes an :class:`In
 which registers the application's state, RPC handlers and commit hooks with the server core
 and returns the part that runs (:class:`Hosted`, started and closed with the servers). The
 C-PS (:mod:`controller.app`), the C-SMA (``agents.csma.service``) and the forwarder
-(``agents.forwarder.service``) are such applications. Tests and tools use
-:class:`Application` with ``with``.
+(``agents.forwarder.service``) are such applications; tests and tools use it with ``with``.
 """
 
 from __future__ import annotations
@@ -92,6 +91,7 @@ class ServeSettings:
     core: CoreSettings = field(default_factory=CoreSettings, kw_only=True)
     cluster: str | None = field(default=None, kw_only=True)  # etcd://HOST:PORT[,...]
     node_id: str | None = field(default=None, kw_only=True)  # the replica's name in it
+    local_reads: bool = field(default=False, kw_only=True)  # cluster reads not made consistent
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -180,8 +180,8 @@ def _join(settings: ServeSettings) -> Membership:
     """``--cluster``: join it (etcd's client is imported only then)."""
     from controller.cluster.membership import Membership  # noqa: PLC0415
 
-    assert settings.cluster is not None
-    return Membership(settings.cluster, settings.node_id, load_key(settings.state_dir))
+    key, reads = load_key(settings.state_dir), not settings.local_reads
+    return Membership(str(settings.cluster), settings.node_id, key, consistent_reads=reads)
 
 
 def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:

@@ -9,6 +9,12 @@ retried with exponential backoff and then gets a full report. With ``forwarding-
 agent also sends advertise-forwarding-view (MSG-7) on change and at each heartbeat; a C-PS that
 does not serve it (operation-not-supported) is logged once and asked again only at heartbeats.
 SIGHUP reloads the configuration file; a file with errors is refused and the agent keeps going.
+
+A C-PS cluster (``[cps] replica-url``, docs/cluster.md) gets one loop per replica
+(:func:`per_replica`), each with its own transport, backoff, acknowledged paths and view, so
+that a replica that fails or is slow delays no other; the loops draw on one sequence store
+(each replica sees an increasing part of the one sequence). Each loop computes its own NST,
+so the probes run once per replica.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -147,7 +153,9 @@ class Agent:
         except UnreachableError as exc:
             self._acknowledged = None  # the C-PS may have restarted: the next report is full
             self._backoff = min(MAX_BACKOFF_S, max(self._backoff * 2, 0.5))
-            LOG.warning("C-PS unreachable, retry in %.1f s: %s", self._backoff, exc)
+            LOG.warning(
+                "C-PS %s unreachable, retry in %.1f s: %s", self.config.cps.url, self._backoff, exc
+            )
             return False
         except RefusedError as exc:
             for item in exc.items:
@@ -203,7 +211,43 @@ class Agent:
         self._view_unsupported = False
         self._last_view = view
         count = len(members["candidate"])
-        LOG.info("forwarding view %s: %d candidates", members["sequence-number"], count)
+        sequence, url = members["sequence-number"], self.config.cps.url
+        LOG.info("forwarding view %s: %d candidates (to %s)", sequence, count, url)
+
+
+def only(config: CnmaConfig, url: str) -> CnmaConfig:
+    """The configuration of the loop that reports to the one replica at ``url``."""
+    return replace(config, cps=config.cps.only(url))
+
+
+def per_replica(
+    load: Loader, connect: Connect, store: SequenceStore, config: CnmaConfig
+) -> list[Agent]:
+    """One loop per C-PS replica of ``config``; each reloads the file for its own replica
+    (a replica added or removed takes a restart)."""
+
+    def bound(url: str) -> Loader:
+        return lambda: only(load(), url)
+
+    return [Agent(bound(url), connect, store, only(config, url)) for url in config.cps.urls]
+
+
+def run_all(loops: list[Agent]) -> int:
+    """Run the first loop here and the others in threads, until the first one stops."""
+    threads = [
+        threading.Thread(target=loop.run, name=f"cnma-{number}", daemon=True)
+        for number, loop in enumerate(loops[1:], start=1)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        return loops[0].run()
+    finally:
+        for loop in loops[1:]:
+            loop.stop.set()
+            loop.wake.set()
+        for thread in threads:
+            thread.join(timeout=30)
 
 
 def reload_config(path: Path, overrides: Callable[[CnmaConfig], CnmaConfig]) -> Loader:

@@ -40,7 +40,7 @@ def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
 
 def _cmd_cnma(args: argparse.Namespace) -> int:
     """Load and validate the configuration, then report until SIGTERM or SIGINT."""
-    from agents.cnma.agent import Agent, reload_config  # noqa: PLC0415
+    from agents.cnma.agent import per_replica, reload_config, run_all  # noqa: PLC0415
     from agents.common.cli import start_operations  # noqa: PLC0415
     from agents.common.sequence import SequenceStore  # noqa: PLC0415
 
@@ -52,20 +52,22 @@ def _cmd_cnma(args: argparse.Namespace) -> int:
     if args.check:
         print(f"{args.config}: valid C-NMA configuration", file=sys.stderr)
         return 0
-    agent = Agent(load, _connect, SequenceStore(args.state_dir), config)
+    loops = per_replica(load, _connect, SequenceStore(args.state_dir), config)
 
     def on_stop(*_: Any) -> None:
-        agent.stop.set()
-        agent.wake.set()
+        for agent in loops:
+            agent.stop.set()
+            agent.wake.set()
 
     def on_reload(*_: Any) -> None:
-        agent.reload.set()
-        agent.wake.set()
+        for agent in loops:
+            agent.reload.set()
+            agent.wake.set()
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_reload)
-    return agent.run()
+    return run_all(loops)
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

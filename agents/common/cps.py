@@ -4,11 +4,16 @@ The C-NMA, the C-SMA and the agent gateway report to the C-PS over RESTCONF with
 auth (RFC 8040), or over NETCONF on SSH with the same user and password (RFC 6241, RFC 6242)
 where the agent speaks it. :func:`parse_cps` reads the table; :func:`read_password` reads a
 password file for it or for a ``--password-file`` flag.
+
+A C-PS cluster (docs/cluster.md) has several replicas, each with its own tables: ``url`` names
+one and ``replica-url`` the others. The agent reports to each on its own
+(:meth:`CpsSettings.each` gives one settings per replica), as a router keeps a session to each
+of its route reflectors.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agents.common.config import ConfigError
@@ -27,6 +32,20 @@ class CpsSettings:
     password: str | None = field(default=None, repr=False)
     timeout: float = 5.0
     netconf: tuple[str, int] | None = None  # host, port: report over NETCONF instead
+    replicas: tuple[str, ...] = ()  # the RESTCONF roots of the cluster's other replicas
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every C-PS replica the agent reports to (``url`` first)."""
+        return (self.url, *self.replicas)
+
+    def each(self) -> tuple[CpsSettings, ...]:
+        """One settings per replica (the same login, one URL each)."""
+        return tuple(self.only(url) for url in self.urls)
+
+    def only(self, url: str) -> CpsSettings:
+        """These settings for the one replica at ``url``."""
+        return replace(self, url=url, replicas=())
 
 
 def read_password(path: Path, where: str) -> str:
@@ -56,4 +75,5 @@ def parse_cps(entry: Json, base: Path, where: str) -> CpsSettings:
         password,
         entry["timeout-ms"] / 1000,
         None if netconf is None else (host.strip("[]"), int(port)),
+        tuple(str(url).rstrip("/") for url in entry.get("replica-url", ())),
     )

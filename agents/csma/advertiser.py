@@ -47,6 +47,7 @@ class Advertiser:
         store: SequenceStore,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self.peer = "C-PS"  # the replica's URL in a cluster's logs
         self._config, self._snapshot = config, snapshot
         self._transport, self._store, self._clock = transport, store, clock
         self.stop, self.wake = threading.Event(), threading.Event()
@@ -81,23 +82,26 @@ class Advertiser:
             self._transport.invoke(MODULE, OPERATION, members)
         except UnreachableError as exc:
             ADVERTISEMENTS.labels("unreachable").inc()
-            LOG.warning("advertise-capability: C-PS unreachable: %s", exc)
+            LOG.warning("advertise-capability: %s unreachable: %s", self.peer, exc)
             return
         except RefusedError as exc:
             if exc.items[0].tag == "operation-not-supported":
                 ADVERTISEMENTS.labels("unsupported").inc()
                 if not self._unsupported_logged:
-                    LOG.warning("the C-PS does not serve advertise-capability; asked again later")
+                    LOG.warning(
+                        "%s does not serve advertise-capability; asked again later", self.peer
+                    )
                     self._unsupported_logged = True
                 return
             ADVERTISEMENTS.labels("refused").inc()
             for item in exc.items:
-                LOG.error("advertise-capability refused: %s", item)
+                LOG.error("advertise-capability refused by %s: %s", self.peer, item)
             return
         ADVERTISEMENTS.labels("sent").inc()
         self.sent += 1
         LOG.info(
-            "advertise-capability %s: %d instances",
+            "advertise-capability %s to %s: %d instances",
             members["sequence-number"],
+            self.peer,
             len(members["candidate"]),
         )

@@ -71,7 +71,7 @@ class UserConfig:
 
     @property
     def group(self) -> str:
-        """The NACM group of the user: its role (agents.csma.service.RULE_LISTS)."""
+        """The NACM group of the user: its role (agents.csma.access.RULE_LISTS)."""
         return str(self.role.value)
 
 

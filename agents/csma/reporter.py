@@ -6,8 +6,11 @@ sends what :func:`agents.csma.thresholds.plan` calls for: a full report at start
 the C-PS was unreachable, deltas of what crossed a threshold, a heartbeat (or full report)
 every heartbeat interval, and nothing otherwise. Sequence numbers persist in the state
 directory before the report leaves (agents.common.sequence), so a restarted C-SMA resumes
-above them. A refused report is logged item by item (the rpc-error) and its changes are
-offered again; an unreachable C-PS is retried with exponential backoff.
+above them. A C-PS cluster gets one loop per replica (each with its own transport, backoff and
+acknowledged entries) drawing on one store: each replica sees an increasing part of the one
+sequence, which is all the C-PS's per-sender check asks. A refused report is logged item by
+item (the rpc-error) and its changes are offered again; an unreachable C-PS is retried with
+exponential backoff.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class Reporter:
         store: SequenceStore,
     ) -> None:
         self.reporting, self._site = reporting, site
+        self.peer = "C-PS"  # the replica's URL in a cluster's logs
         self._snapshot, self._transport, self._store = snapshot, transport, store
         self.stop, self.wake = threading.Event(), threading.Event()
         self._acknowledged: dict[EntryKey, Entry] | None = None
@@ -102,11 +106,11 @@ class Reporter:
             self._acknowledged = None  # the C-PS may have restarted: the next report is full
             self._backoff = min(MAX_BACKOFF_S, max(self._backoff * 2, 0.5))
             self.counters = replace(self.counters, unreachable=self.counters.unreachable + 1)
-            LOG.warning("C-PS unreachable, retry in %.1f s: %s", self._backoff, exc)
+            LOG.warning("%s unreachable, retry in %.1f s: %s", self.peer, self._backoff, exc)
             return
         except RefusedError as exc:
             for item in exc.items:
-                LOG.error("report-service-metrics %s refused: %s", sequence, item)
+                LOG.error("report-service-metrics %s refused by %s: %s", sequence, self.peer, item)
             if exc.items[0].app_tag in {"sequence-not-increasing", "sequence-number-regressed"}:
                 self._store.advance()  # an old state directory: continue from the clock
             self._acknowledged = None  # offer everything again, in a full report
@@ -119,11 +123,12 @@ class Reporter:
             self._last_refresh = time.monotonic()
         self._count(planned.kind, sequence)
         for refused in output.get("refused-entry", ()):
-            LOG.warning("entry refused by the C-PS: %s", refused)
+            LOG.warning("entry refused by %s: %s", self.peer, refused)
         LOG.info(
-            "report %s %s: %d entries, %s accepted",
+            "report %s %s to %s: %d entries, %s accepted",
             sequence,
             planned.kind.value,
+            self.peer,
             len(planned.entries),
             output.get("accepted-entries"),
         )

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agents.common.clock import date_and_time
-from agents.common.logins import rule, seed_logins
+from agents.common.logins import seed_logins
 from agents.common.restconf import RestconfTransport, Transport
 from agents.common.sequence import SequenceStore
 from agents.csma import aggregate, cache, exchanges, messages, reservations, stateview
+from agents.csma.access import RULE_LISTS
 from agents.csma.advertiser import Advertiser
 from agents.csma.config import Aggregation, CsmaConfig, UserConfig
 from agents.csma.errors import refused
@@ -34,60 +35,6 @@ from controller.server import Host, Hosted, Installer
 from controller.types import CsciId, DataPath, Json
 
 LOG = logging.getLogger("agents.csma")
-_AS = stateview.MODULE
-_WRITE = "create update delete"
-
-#: The C-SMA's access control (RFC 8341), one group per role of ``[[users]]``: an SCI reports
-#: its metrics and nothing else; the C-PS reads and asks about state (query, reserve, release);
-#: an operator does everything but change users and access control, which come from the file.
-#: The C-PS may also read the state view and subscribe to its changes. The handlers check,
-#: besides, which CSCI-IDs an SCI user may report for.
-RULE_LISTS = (
-    {
-        "name": "sci",
-        "group": ["sci"],
-        "rule": [
-            rule(
-                "report",
-                "permit",
-                module_name="ietf-cats-sci",
-                rpc_name="report-sci-metrics",
-                access_operations="exec",
-            ),
-            rule("deny-rest", "deny"),
-        ],
-    },
-    {
-        "name": "cps",
-        "group": ["cps"],
-        "rule": [
-            *(
-                rule(name, "permit", module_name=_AS, rpc_name=name, access_operations="exec")
-                for name in ("query-state", "reserve-state", "release-state")
-            ),
-            *(
-                rule(name, "permit", module_name=module, rpc_name=name, access_operations="exec")
-                for module, name in (
-                    ("notifications", "create-subscription"),  # state-presence-changed
-                    ("ietf-netconf", "get"),
-                    ("ietf-netconf", "get-config"),
-                    ("ietf-netconf-nmda", "get-data"),
-                )
-            ),
-            rule("no-other-operations", "deny", rpc_name="*", access_operations="exec"),
-            rule("no-writes", "deny", access_operations=_WRITE),
-        ],
-    },
-    {
-        "name": "operator",
-        "group": ["operator"],
-        "rule": [
-            rule("no-users", "deny", module_name="ietf-system", access_operations=_WRITE),
-            rule("no-nacm", "deny", module_name="ietf-netconf-acm"),
-            rule("the-rest", "permit"),
-        ],
-    },
-)
 STATE_PATH = DataPath(f"/{stateview.MODULE}:agent-selection")
 SWEEP_S = 0.2
 
@@ -128,17 +75,19 @@ class CsmaService:
         self._lock = threading.Lock()
         self._values = Values(cache.SiteCache(), _view(config), reservations.Book())
         self._users: Mapping[str, UserConfig] = {u.name: u for u in config.users}
-        store = SequenceStore(Path(host.settings.state_dir) / "reporting")
-        self.reporter = Reporter(
-            config.reporting, config.site, self.entries, connect(config), store
-        )
-        self.advertiser = Advertiser(
-            lambda: self.config,
-            self.instance_entries,
-            connect(config),
-            SequenceStore(Path(host.settings.state_dir) / "advertising"),
-            clock,
-        )
+        state = Path(host.settings.state_dir)
+        reports, adverts = SequenceStore(state / "reporting"), SequenceStore(state / "advertising")
+        self.reporters: list[Reporter] = []
+        self.advertisers: list[Advertiser] = []
+        for cps in config.cps.each():  # one of each per C-PS replica (docs/cluster.md)
+            link = replace(config, cps=cps)
+            reporter = Reporter(config.reporting, config.site, self.entries, connect(link), reports)
+            advertiser = Advertiser(
+                lambda: self.config, self.instance_entries, connect(link), adverts, clock
+            )
+            reporter.peer = advertiser.peer = cps.url
+            self.reporters.append(reporter)
+            self.advertisers.append(advertiser)
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._withheld: frozenset[EntryKey] = frozenset()  # logged already
@@ -148,24 +97,30 @@ class CsmaService:
     def start(self) -> None:
         """Put the configured users into running, then start reporting and sweeping."""
         self._seed_users()
-        self._threads = [
-            threading.Thread(target=self.reporter.run, name="csma-reporter", daemon=True),
-            threading.Thread(target=self.advertiser.run, name="csma-advertiser", daemon=True),
-            threading.Thread(target=self._sweep, name="csma-sweeper", daemon=True),
-        ]
+        self._threads = [threading.Thread(target=self._sweep, name="csma-sweeper", daemon=True)]
+        for number, (reporter, advertiser) in enumerate(
+            zip(self.reporters, self.advertisers, strict=True)
+        ):
+            self._threads += [
+                threading.Thread(target=reporter.run, name=f"csma-reporter-{number}", daemon=True),
+                threading.Thread(
+                    target=advertiser.run, name=f"csma-advertiser-{number}", daemon=True
+                ),
+            ]
         for thread in self._threads:
             thread.start()
         LOG.info(
             "c-sma %s of site %s reporting to %s",
             self.config.name,
             self.config.site,
-            self.config.cps.url,
+            ", ".join(self.config.cps.urls),
         )
 
     def close(self) -> None:
         """Stop the threads (the servers no longer call in)."""
         self._stop.set()
-        for loop in (self.reporter, self.advertiser):
+        loops: list[Reporter | Advertiser] = [*self.reporters, *self.advertisers]
+        for loop in loops:
             loop.stop.set()
             loop.wake.set()
         for thread in self._threads:
@@ -187,11 +142,13 @@ class CsmaService:
             self._values = replace(before, view=view)
             self.config = config
             self._users = {u.name: u for u in config.users}
-            self.reporter.reporting = config.reporting
+            for reporter in self.reporters:
+                reporter.reporting = config.reporting
         if users_changed:
             self._seed_users()
         self._announce(before.view, view)
-        self.advertiser.wake.set()  # a changed capability goes out now, not an interval later
+        for advertiser in self.advertisers:  # a changed capability goes out now
+            advertiser.wake.set()
         LOG.info("configuration reloaded")
 
     def _seed_users(self) -> None:
@@ -294,7 +251,8 @@ class CsmaService:
                 ) from exc
             self._values = replace(self._values, cache=updated)
         if outcome is cache.Outcome.APPLIED:
-            self.reporter.wake.set()
+            for reporter in self.reporters:
+                reporter.wake.set()
         return {
             "accepted-sequence-number": str(sequence),
             "expires-at": date_and_time(now + lifetime),

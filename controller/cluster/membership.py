@@ -17,14 +17,18 @@ LOG = logging.getLogger("catsctl.serve")
 class Membership:
     """The commit log (the core's Replication) and the leader election of one replica."""
 
-    def __init__(self, url: str, node_id: str | None, key: bytes) -> None:
+    def __init__(
+        self, url: str, node_id: str | None, key: bytes, *, consistent_reads: bool = True
+    ) -> None:
         """Join the cluster of the etcd members in ``url`` as ``node_id`` (default: the host
-        name), with the secrets key ``key`` (checked against the cluster's)."""
+        name), with the secrets key ``key`` (checked against the cluster's); without
+        ``consistent_reads`` (``--cluster-reads local``) reads make no quorum read."""
         endpoints = endpoints_of(url)
         self.node = node_id or socket.gethostname()
         LOG.info("joining the cluster %s as %s", url, self.node)
         self.replication = EtcdReplication(Etcd(endpoints), self.node)
         self.replication.check_key(key)
+        self.replication.consistent_reads = consistent_reads
         self.election = Election(Etcd(endpoints), self.node)
 
     def leader(self) -> int | None:

@@ -56,6 +56,8 @@ class EtcdReplication:
         self._thread: threading.Thread | None = None
         self._probe_thread: threading.Thread | None = None
         self.last_error: str | None = None  # why the last write was refused, for /readyz
+        self.consistent_reads = True  # False (--cluster-reads local): reads skip the barrier
+        self._head_reads = SharedRead(self._read_head)
 
     def _key(self, txid: int) -> str:
         return f"{self.log}{txid:0{_DIGITS}d}"
@@ -109,19 +111,36 @@ class EtcdReplication:
             raise StaleError(txid - 1, paths)
 
     def since(self, txid: int) -> list[Record]:
-        """The commits after ``txid``, in order."""
-        reply = self.etcd.call(
-            "/kv/range",
-            {
-                "key": encode(self._key(txid + 1)),
-                "range_end": encode(self.log[:-1] + chr(ord(self.log[-1]) + 1)),
-            },
-        )
+        """The commits after ``txid``, in order (``unavailable`` when no member answers)."""
+        body = {
+            "key": encode(self._key(txid + 1)),
+            "range_end": encode(self.log[:-1] + chr(ord(self.log[-1]) + 1)),
+        }
+        try:
+            reply = self.etcd.call("/kv/range", body)
+        except Unavailable as exc:
+            raise unavailable(str(exc)) from exc
         self._revision = max(self._revision, int(reply["header"]["revision"]))
         records = []
         for item in reply.get("kvs") or []:
             records.append(_record(KeyValue("", _b64(item.get("value", "")), 0)))
         return records
+
+    def last(self) -> int | None:
+        """The number of the cluster's last commit: one linearizable read of the head (etcd
+        answers it only with a quorum, after its leader confirmed it still leads), shared by
+        the reads that arrived before it was sent (:class:`SharedRead`); None when no member
+        can answer it (or reads are local: ``--cluster-reads local``)."""
+        if not self.consistent_reads:
+            return None
+        return self._head_reads()
+
+    def _read_head(self) -> int | None:
+        try:
+            head = self.etcd.get(self.head)
+        except Unavailable:
+            return None
+        return 0 if head is None else int(head.value)
 
     def problem(self) -> str | None:
         """Why etcd cannot take a commit now (the last request or probe failed), or None."""
@@ -166,6 +185,44 @@ class EtcdReplication:
         for thread in (self._thread, self._probe_thread):
             if thread is not None:
                 thread.join(timeout=10)
+
+
+class SharedRead:
+    """Concurrent callers share quorum reads, as etcd batches its own ReadIndex requests.
+
+    A caller needs a read *sent after it called*: that one reflects every commit acknowledged
+    before the call. So a caller that finds a read in flight waits for it to end and then for
+    the next one, which it starts unless another waiting caller did; every caller waiting then
+    takes its answer. Under N concurrent readers a replica sends about one read per round trip
+    instead of N.
+    """
+
+    def __init__(self, read: Callable[[], int | None]) -> None:
+        self._read = read
+        self._changed = threading.Condition()
+        self._started = 0  # reads sent so far
+        self._finished = 0  # the last read answered (its number)
+        self._answer: int | None = None
+        self._in_flight = False
+
+    def __call__(self) -> int | None:
+        with self._changed:
+            needed = self._started + 1  # a read sent from now on
+            while self._finished < needed:
+                if self._in_flight:
+                    self._changed.wait()
+                    continue
+                self._started += 1
+                number, self._in_flight = self._started, True
+                self._changed.release()
+                try:
+                    answer = self._read()
+                finally:
+                    self._changed.acquire()
+                    self._in_flight = False
+                    self._changed.notify_all()
+                self._finished, self._answer = number, answer
+            return self._answer
 
 
 def _b64(text: str) -> bytes:

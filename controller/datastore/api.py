@@ -101,6 +101,9 @@ SYSTEM = Principal("system")
 #: error-app-tag of a configuration write refused because the cluster's store (etcd) has no
 #: quorum (``resource-denied``; RESTCONF answers 503, docs/cluster.md).
 CLUSTER_UNAVAILABLE = "cluster-unavailable"
+#: error-app-tag of a read of running refused because this replica could not apply the
+#: cluster's latest commits in time (``resource-denied``; RESTCONF answers 503).
+CLUSTER_READ_TIMEOUT = "cluster-read-timeout"
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +242,12 @@ class ServerCore(Protocol):
 
     def revision(self, datastore: DatastoreName, path: DataPath | None) -> Revision:
         """The entity-tag and last-modified time of a resource, without rendering it."""
+        ...
+
+    def consistent(self, datastore: DatastoreName) -> None:
+        """Before a client's read of ``datastore``: in a cluster, wait until this replica has
+        applied every commit of running the cluster had when called, so that a session reads
+        its own writes made on any replica (docs/cluster.md); nothing without a cluster."""
         ...
 
     def edit(

@@ -21,7 +21,14 @@ from controller.datastore.access import Guard
 from controller.datastore.api import SYSTEM, Change, DatastoreName, Edit, Principal, Revision
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.parts import CoreParts
-from controller.datastore.replication import Record, StaleError, catch_up, retrying, unavailable
+from controller.datastore.replication import (
+    Record,
+    StaleError,
+    catch_up,
+    consistent,
+    retrying,
+    unavailable,
+)
 from controller.datastore.shadow import edit_nodes, shadow_transaction, startup_transaction
 from controller.datastore.stores import ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
@@ -233,6 +240,15 @@ class Editing(CoreParts):
     def applied(self) -> int:
         """The last transaction of running applied here (in a cluster: the cluster's)."""
         return self.running.txid
+
+    def consistent(self, datastore: DatastoreName) -> None:
+        """In a cluster, apply the cluster's commits before a client's read of running (or of
+        operational, which holds it): :func:`controller.datastore.replication.consistent`."""
+        if self.replication is not None and datastore in (
+            DatastoreName.RUNNING,
+            DatastoreName.OPERATIONAL,
+        ):
+            consistent(self)
 
     def apply_replicated(self, record: Record) -> None:
         """Apply one commit another replica made (the caller holds both locks)."""

@@ -11,8 +11,10 @@ validated anew), or refuses it with ``in-use`` when something was: a commit neve
 another it has not seen.
 
 Each replica applies the others' commits in order (:func:`follow`), as they come from the
-cluster's watch; a session reads its own writes on the replica it used, since a commit is
-applied there before it is acknowledged.
+cluster's watch. A client's read of running is made consistent first (:func:`consistent`, the
+technique of Kubernetes' consistent reads from its watch cache): the replica learns the
+cluster's last commit with one quorum read and, when it has not applied it yet, applies the
+missing commits before it answers, so a session reads its own writes on any replica.
 """
 
 from __future__ import annotations
@@ -22,15 +24,18 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from controller.datastore.api import CLUSTER_UNAVAILABLE
+from controller.datastore.api import CLUSTER_READ_TIMEOUT, CLUSTER_UNAVAILABLE
 from controller.datastore.errors import DatastoreError, refuse
 from controller.errors import ErrorItem, ErrorType
-from controller.observability.metrics import CLUSTER_APPLIED, CLUSTER_STALE
+from controller.observability.metrics import CLUSTER_APPLIED, CLUSTER_READS, CLUSTER_STALE
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 #: How often a transaction is run again on a newer state before it is refused with in-use.
 ATTEMPTS = 8
+#: How long a consistent read waits for this replica's own commit in progress (which holds
+#: the write lock for an etcd round trip) before it is refused with ``cluster-read-timeout``.
+READ_WAIT_S = 10.0
 
 Record = dict[str, object]  # one commit: txid, time, user, edits, changed
 T = TypeVar("T")
@@ -74,7 +79,16 @@ class Replication(Protocol):
         ...
 
     def since(self, txid: int) -> list[Record]:
-        """The commits after ``txid``, in order (what a replica that is behind applies)."""
+        """The commits after ``txid``, in order (what a replica that is behind applies).
+
+        Raises:
+            DatastoreError: the cluster cannot be read (:func:`unavailable`).
+        """
+        ...
+
+    def last(self) -> int | None:
+        """The cluster's last commit as a quorum of its store has it now (one linearizable
+        read), or None when no quorum answers."""
         ...
 
     def problem(self) -> str | None:
@@ -197,3 +211,44 @@ def retrying(host: Follower, attempt: Callable[[], T]) -> T:
         f"the configuration changed on other replicas {ATTEMPTS} times while this commit "
         "was validated; retry",
     )
+
+
+def consistent(host: Follower, wait_s: float = READ_WAIT_S) -> None:
+    """Before a client's read of running: apply every commit the cluster has now.
+
+    One quorum read gives the cluster's last commit; when this replica has not applied it yet
+    (its watch is a little behind), it reads and applies the missing ones itself. Without a
+    quorum (the probe saw it lost, or this read fails) the read is answered from this
+    replica's copy, as docs/cluster.md says: reads go on while writes are refused.
+
+    Raises:
+        DatastoreError: ``resource-denied``, app-tag ``cluster-read-timeout``, when this
+            replica could not apply the missing commits within ``wait_s``.
+    """
+    replication = host.replication
+    if replication is None:
+        return
+    target = None if replication.problem() is not None else replication.last()
+    if target is None:
+        CLUSTER_READS.labels("local").inc()
+        return
+    if host.applied >= target:
+        CLUSTER_READS.labels("current").inc()
+        return
+    if host.write_lock.acquire(timeout=wait_s):
+        try:
+            catch_up(host)
+        except DatastoreError:
+            CLUSTER_READS.labels("local").inc()  # the store went away meanwhile
+            return
+        finally:
+            host.write_lock.release()
+    if host.applied < target:
+        raise refuse(
+            "resource-denied",
+            f"this replica has applied the cluster's commits up to {host.applied}, not yet "
+            f"{target}, and could not catch up within {wait_s:g} s; retry, or read on "
+            "another replica",
+            app_tag=CLUSTER_READ_TIMEOUT,
+        )
+    CLUSTER_READS.labels("caught-up").inc()

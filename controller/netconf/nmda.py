@@ -65,6 +65,7 @@ class Nmda:
         with_origin = operation.find(_N + "with-origin") is not None
         if with_origin and datastore is not DatastoreName.OPERATIONAL:
             raise bad_element("invalid-value", "with-origin", "origin is for operational only")
+        self._core.consistent(datastore)  # a cluster: this replica has every commit (cluster.md)
         data = self._reads.read(
             datastore,
             caller.principal,

@@ -149,6 +149,7 @@ class Operations:
     ) -> Outcome:
         filter_ = parse_filter(operation.find(NC + "filter"))
         with_defaults = with_defaults_of(operation)
+        self._core.consistent(datastore)  # a cluster: this replica has every commit (cluster.md)
         raw = self._reads.read_raw(
             datastore,
             caller.principal,

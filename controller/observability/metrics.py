@@ -82,6 +82,12 @@ CLUSTER_STALE = Counter(
 CLUSTER_APPLIED = Counter(
     "cats_cluster_applied_commits_total", "Commits of other replicas applied here (cluster)"
 )
+CLUSTER_READS = Counter(
+    "cats_cluster_consistent_reads_total",
+    "Client reads of running on a replica (cluster) by how they were made consistent: "
+    "current, caught-up (missing commits read first), local (no quorum: this replica's copy)",
+    ["outcome"],
+)
 JOURNAL_FSYNC = Histogram(
     "cats_datastore_journal_fsync_duration_seconds",
     "Time to append and fsync one journal record",

@@ -102,6 +102,7 @@ class DataResources:
         datastore = target.read_from
         if datastore is DatastoreName.OPERATIONAL and params.content is Content.CONFIG:
             datastore = DatastoreName.RUNNING  # exactly the configuration, without state
+        self._core.consistent(datastore)  # a cluster: this replica has every commit (cluster.md)
         result = self._core.read(
             _read_request(datastore, target, params, encoding), request.principal
         )

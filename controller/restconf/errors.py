@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from lxml import etree
 
-from controller.datastore.api import CLUSTER_UNAVAILABLE
+from controller.datastore.api import CLUSTER_READ_TIMEOUT, CLUSTER_UNAVAILABLE
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import Encoding
 
@@ -61,12 +61,17 @@ def status_of(items: Sequence[ErrorItem]) -> int:
     libyang reports with that app-tag) is a failed precondition of the edit, so 412; 500 stays
     for failures of the server itself. Bad input never gets a 500. A write refused because the
     cluster's store has no quorum (``resource-denied``, app-tag ``cluster-unavailable``) is
-    503 Service Unavailable: the server cannot take writes for now, reads go on.
+    503 Service Unavailable: the server cannot take writes for now, reads go on; so is a read
+    refused because the replica could not catch up with the cluster in time
+    (``cluster-read-timeout``).
     """
     first = items[0]
     if first.tag == "operation-failed" and first.app_tag is not None:
         return 412
-    if first.tag == "resource-denied" and first.app_tag == CLUSTER_UNAVAILABLE:
+    if first.tag == "resource-denied" and first.app_tag in (
+        CLUSTER_UNAVAILABLE,
+        CLUSTER_READ_TIMEOUT,
+    ):
         return 503  # the cluster's store has no quorum: a temporary condition of the server
     return STATUS_OF_TAG.get(first.tag, 500)
 

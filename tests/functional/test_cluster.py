@@ -97,6 +97,27 @@ def test_a_netconf_commit_on_one_replica_reaches_the_others(cluster: Cluster) ->
     assert weight_of(a, 101) == 9
 
 
+def test_a_write_on_one_replica_is_read_at_once_on_another(cluster: Cluster) -> None:
+    """Read-your-writes on any replica: 20 times, a RESTCONF write on A is read at once (no
+    wait between) on B over RESTCONF and on C with NETCONF get-config: a replica learns the
+    cluster's last commit with a quorum read and applies what it misses before it answers."""
+    a, b, c = cluster.replicas
+    with admin_nc(c) as session:
+        for round_ in range(20):
+            key = 400 + round_
+            reply = post_entry(a, entry(key, weight=round_ + 1))
+            assert reply.status_code == 201, reply.text
+            assert weight_of(b, key) == round_ + 1, f"round {round_}: B has not the write"
+            found = session.get_config(
+                source="running",
+                filter=(
+                    "subtree",
+                    f'<bench xmlns="urn:example:bench-list"><entry><id>{key}</id></entry></bench>',
+                ),
+            ).data_xml
+            assert f"<weight>{round_ + 1}</weight>" in found, f"round {round_}: C: {found}"
+
+
 def _race(servers: list[Server], bodies: list[dict[str, Any]]) -> list[requests.Response]:
     """POST one body to each server at the same moment; the replies in the same order."""
     start = threading.Barrier(len(servers))

@@ -7,7 +7,10 @@ For each size: commits/s with edits spread over the 3 replicas (merges of distin
 visibility on the two others (p50/p99, polled every 2 ms), and select-service calls/s
 answered by 1, 2 and 3 replicas (the CST and NST reported to every replica, as agents do).
 Then failover: a forwarder in the inventory, the leader killed, until the new leader's first
-push is accepted (the forwarder's log), over ``--failover-trials`` kills.
+push is accepted (the forwarder's log), over ``--failover-trials`` kills. ``--read-cost``:
+the cost of a consistent read (``--cluster-reads consistent``, the default, against
+``local``): RESTCONF GET of one entry on a replica that did not make the last commit, p50 of
+one client and calls/s of 4, on a cluster started each way (``--sizes ''`` skips the rest).
 Each line gives the CPU seconds the replicas and etcd used and the load average: the machine
 is shared, so the ratios matter more than the absolute rates.
 """
@@ -200,6 +203,39 @@ def selection(cluster: Cluster, replicas: int, seconds: float) -> str:
     )
 
 
+def reads(cluster: Cluster, seconds: float) -> str:
+    """GET of one entry on replica B (the commits were made on A): p50 of one client, then
+    calls/s of 4 clients."""
+    b = cluster.replicas[1]
+    assert _patch(_session(), cluster.replicas[0], 1, 5) == 204  # noqa: PLR2004
+
+    def reader(session: requests.Session) -> Callable[[int], bool]:
+        url = b.url(ENTRY.format(key=1))
+        return lambda _: session.get(url, headers={"Accept": JSON}, timeout=60).ok
+
+    _, _, _, one = _run([reader(_session())], seconds)
+    before = cpu(cluster)
+    ok, failed, elapsed, four = _run([reader(_session()) for _ in range(4)], seconds)
+    used = cpu(cluster) - before
+    return (
+        f"GET one entry on a replica: 1 client p50 {statistics.median(one):.2f} ms "
+        f"p99 {_pct(one, 0.99):.2f} ms; 4 clients {ok / elapsed:.1f} calls/s p50 "
+        f"{statistics.median(four):.2f} ms failed {failed} cpu {used:.1f} s in {elapsed:.1f} s"
+    )
+
+
+def read_cost(seconds: float) -> None:
+    """:func:`reads` on a cluster with consistent reads and on one with local reads."""
+    for mode in ("consistent", "local", "consistent", "local"):
+        with (
+            tempfile.TemporaryDirectory(prefix="cats-cluster-reads-") as folder,
+            running_cluster(Path(folder), document(1000), 3, "--cluster-reads", mode) as cluster,
+        ):
+            wait_identical(cluster.replicas)
+            line = reads(cluster, seconds)
+            print(f"--cluster-reads {mode:<10} {line}  load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def _term_above(forwarder: Any, term: int) -> bool:
     from tests.functional.test_cluster_leader import forwarder_term  # noqa: PLC0415
 
@@ -252,9 +288,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,100000")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--failover-trials", type=int, default=10, help="0: none")
+    parser.add_argument("--read-cost", action="store_true", help="consistent against local reads")
     args = parser.parse_args(argv)
     print(f"targets {TARGETS}; {CLIENTS_PER_REPLICA} committing clients per replica")
-    for size in (int(s) for s in args.sizes.split(",")):
+    if args.read_cost:
+        read_cost(args.seconds)
+    for size in (int(s) for s in args.sizes.split(",") if s):
         with (
             tempfile.TemporaryDirectory(prefix="cats-cluster-bench-") as folder,
             running_cluster(Path(folder), document(size)) as cluster,

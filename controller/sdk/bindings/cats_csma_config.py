@@ -197,7 +197,7 @@ class yc_cps_cats_csma_config__csma_cps(PybindBase):
 
   YANG Description: The C-PS's RESTCONF root and the agent's login there.
   """
-  __slots__ = ('_path_helper', '_extmethods', '__url','__username','__password','__password_file','__timeout_ms',)
+  __slots__ = ('_path_helper', '_extmethods', '__url','__replica_url','__username','__password','__password_file','__timeout_ms',)
 
   _yang_name = 'cps'
   _yang_namespace = 'urn:cats-controller:yang:cats-csma-config'
@@ -210,6 +210,7 @@ class yc_cps_cats_csma_config__csma_cps(PybindBase):
 
     self._extmethods = False
     self.__url = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'pattern': 'https?://.+'}), default=str("http://127.0.0.1:8080/restconf"), is_leaf=True, yang_name="url", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
+    self.__replica_url = YANGDynClass(unique=True, base=TypedListType(allowed_type=RestrictedClassType(base_type=str, restriction_dict={'pattern': 'https?://.+'})), is_leaf=False, yang_name="replica-url", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
     self.__username = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..max']}), is_leaf=True, yang_name="username", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
     self.__password = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..max']}), is_leaf=True, yang_name="password", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
     self.__password_file = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'length': ['1..max']}), is_leaf=True, yang_name="password-file", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
@@ -277,6 +278,53 @@ class yc_cps_cats_csma_config__csma_cps(PybindBase):
 
   def _unset_url(self):
     self.__url = YANGDynClass(base=RestrictedClassType(base_type=str, restriction_dict={'pattern': 'https?://.+'}), default=str("http://127.0.0.1:8080/restconf"), is_leaf=True, yang_name="url", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
+
+
+  def _get_replica_url(self):
+    """
+    Getter method for replica_url, mapped from YANG variable /csma/cps/replica_url (string)
+
+    YANG Description: The RESTCONF roots of the other replicas of a C-PS
+cluster, besides 'url' (docs/cluster.md).  The agent
+reports to 'url' and to each of these, each on its own
+(a replica that fails or is slow delays no other), with
+the same login and one sequence of numbers for all: each
+replica sees an increasing part of it.
+    """
+    return self.__replica_url
+      
+  def _set_replica_url(self, v, load=False):
+    """
+    Setter method for replica_url, mapped from YANG variable /csma/cps/replica_url (string)
+    If this variable is read-only (config: false) in the
+    source YANG file, then _set_replica_url is considered as a private
+    method. Backends looking to populate this variable should
+    do so via calling thisObj._set_replica_url() directly.
+
+    YANG Description: The RESTCONF roots of the other replicas of a C-PS
+cluster, besides 'url' (docs/cluster.md).  The agent
+reports to 'url' and to each of these, each on its own
+(a replica that fails or is slow delays no other), with
+the same login and one sequence of numbers for all: each
+replica sees an increasing part of it.
+    """
+    if hasattr(v, "_utype"):
+      v = v._utype(v)
+    try:
+      t = YANGDynClass(v,unique=True, base=TypedListType(allowed_type=RestrictedClassType(base_type=str, restriction_dict={'pattern': 'https?://.+'})), is_leaf=False, yang_name="replica-url", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
+    except (TypeError, ValueError):
+      raise ValueError({
+          'error-string': """replica_url must be of a type compatible with string""",
+          'defined-type': "string",
+          'generated-type': """YANGDynClass(unique=True, base=TypedListType(allowed_type=RestrictedClassType(base_type=str, restriction_dict={'pattern': 'https?://.+'})), is_leaf=False, yang_name="replica-url", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)""",
+        })
+
+    self.__replica_url = t
+    if hasattr(self, '_set'):
+      self._set()
+
+  def _unset_replica_url(self):
+    self.__replica_url = YANGDynClass(unique=True, base=TypedListType(allowed_type=RestrictedClassType(base_type=str, restriction_dict={'pattern': 'https?://.+'})), is_leaf=False, yang_name="replica-url", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='string', is_config=True)
 
 
   def _get_username(self):
@@ -429,13 +477,14 @@ configuration file.
     self.__timeout_ms = YANGDynClass(base=RestrictedClassType(base_type=RestrictedClassType(base_type=long, restriction_dict={'range': ['0..4294967295']}, int_size=32), restriction_dict={'range': ['1..max']}), default=RestrictedClassType(base_type=long, restriction_dict={'range': ['0..4294967295']}, int_size=32)(5000), is_leaf=True, yang_name="timeout-ms", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-csma-config', defining_module='cats-csma-config', yang_type='uint32', is_config=True)
 
   url = __builtin__.property(_get_url, _set_url)
+  replica_url = __builtin__.property(_get_replica_url, _set_replica_url)
   username = __builtin__.property(_get_username, _set_username)
   password = __builtin__.property(_get_password, _set_password)
   password_file = __builtin__.property(_get_password_file, _set_password_file)
   timeout_ms = __builtin__.property(_get_timeout_ms, _set_timeout_ms)
 
 
-  _pyangbind_elements = OrderedDict([('url', url), ('username', username), ('password', password), ('password_file', password_file), ('timeout_ms', timeout_ms), ])
+  _pyangbind_elements = OrderedDict([('url', url), ('replica_url', replica_url), ('username', username), ('password', password), ('password_file', password_file), ('timeout_ms', timeout_ms), ])
 
 
 class yc_thresholds_cats_csma_config__csma_reporting_thresholds(PybindBase):

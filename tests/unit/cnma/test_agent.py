@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
-from agents.cnma.agent import Agent
+from agents.cnma.agent import Agent, per_replica, run_all
 from agents.cnma.config import CnmaConfig
 from agents.cnma.topology import Link
 from agents.common.config import ConfigError
@@ -156,3 +157,56 @@ def test_forwarding_view_not_served_is_logged_once(
 def test_links_compare_by_value() -> None:
     link = Link("a", "b", Micros(1))  # type: ignore[arg-type]
     assert link.reversed().reversed() == link
+
+
+@dataclass
+class Hanging(FakeCps):
+    """A replica that takes every request and answers none until ``release`` is set."""
+
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def invoke(self, module: str, operation: str, members: Json) -> Json:
+        self.release.wait()
+        return super().invoke(module, operation, members)
+
+
+@dataclass
+class Noting(FakeCps):
+    """A replica that says when a report arrived."""
+
+    got: threading.Event = field(default_factory=threading.Event)
+
+    def invoke(self, module: str, operation: str, members: Json) -> Json:
+        answer = super().invoke(module, operation, members)
+        self.got.set()
+        return answer
+
+
+def test_one_loop_per_replica_and_a_hanging_one_delays_no_other(
+    tmp_path: Path, example: CnmaConfig
+) -> None:
+    """A C-PS cluster: one loop per replica; the first replica hangs on its first report,
+    the second gets its reports all the same; the numbers of both come from one store and
+    never repeat."""
+    urls = ("http://10.0.0.1:8080/restconf", "http://10.0.0.2:8080/restconf")
+    config = replace(example, cps=replace(example.cps, url=urls[0], replicas=(urls[1],)))
+    hanging, noting = Hanging(), Noting()
+    fakes: dict[str, FakeCps] = {urls[0]: hanging, urls[1]: noting}
+    store = SequenceStore(tmp_path)
+    loops = per_replica(lambda: config, lambda c: fakes[c.cps.url], store, config)
+    assert [loop.config.cps.urls for loop in loops] == [(urls[0],), (urls[1],)]
+    runner = threading.Thread(target=run_all, args=(loops,))
+    runner.start()
+    try:
+        assert noting.got.wait(timeout=120), "the second replica got no report"
+        assert not hanging.calls  # the first one still holds its first report
+    finally:
+        hanging.release.set()
+        for loop in loops:
+            loop.stop.set()
+            loop.wake.set()
+        runner.join(timeout=120)
+    assert not runner.is_alive()
+    numbers = [int(r["sequence-number"]) for fake in fakes.values() for r in fake.reports()]
+    assert len(numbers) == len(set(numbers))
+    assert hanging.reports()

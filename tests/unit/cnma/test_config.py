@@ -181,3 +181,23 @@ def test_flags_override_the_file() -> None:
     assert (config.cps.url, config.reporting.heartbeat) == ("http://h:1/restconf", 10.0)
     with pytest.raises(ConfigError, match=r"--heartbeat-ms.*interval-ms \(5000\)"):
         with_overrides(config, heartbeat_ms=1000)
+
+
+def test_a_cluster_of_cps_replicas(tmp_path: Path) -> None:
+    """``replica-url`` names the cluster's other replicas; one loop reports to each."""
+    document = example_document()
+    others = ["http://10.0.0.2:8080/restconf/", "http://10.0.0.3:8080/restconf"]
+    document["cps"] |= {"url": "http://10.0.0.1:8080/restconf", "replica-url": others}
+    cps = load_config(write(tmp_path, document)).cps
+    assert cps.urls == (
+        "http://10.0.0.1:8080/restconf",
+        "http://10.0.0.2:8080/restconf",
+        "http://10.0.0.3:8080/restconf",
+    )
+    assert [(each.url, each.replicas, each.username) for each in cps.each()] == [
+        (url, (), cps.username) for url in cps.urls
+    ]
+    twice = document | {"cps": document["cps"] | {"replica-url": [document["cps"]["url"]]}}
+    assert "this replica is 'url' already" in refusal(tmp_path, twice)
+    over_netconf = document | {"cps": document["cps"] | {"netconf": "10.0.0.1:830"}}
+    assert "over RESTCONF only" in refusal(tmp_path, over_netconf)

@@ -44,6 +44,9 @@ class FakeCore:
         del datastore, path
         return REV
 
+    def consistent(self, datastore: DatastoreName) -> None:
+        del datastore  # no cluster
+
     def edit(
         self,
         datastore: DatastoreName,
