@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,13 +19,19 @@ from typing import Any
 
 from controller.agent_selection import views
 from controller.agent_selection.config import AgentConfig, CandidateConfig
+from controller.agent_selection.render import Compacted
 from controller.agent_selection.views import ComputingPart, ForwardingPart
 from controller.selection.mapping import Candidate, SourceAccuracy, StateElementView
-from controller.types import CsciId, CsId, ReuseKey, SourceId, TenantId
+from controller.selection.mapping.memo import Screenings
+from controller.types import CsciId, CsId, ReuseKey, SessionId, SourceId, TenantId
 
 StateMap = Mapping[tuple[TenantId, ReuseKey], StateElementView]
 StateByCandidate = Mapping[CsciId, StateMap]
 CACHE_LIMIT = 1 << 16
+SCREENED_LIMIT = 1 << 14
+"""Candidate results kept over all sessions for re-evaluation (a few sessions of 1,000)."""
+SCREENED_FROM = 32
+"""Candidates from which a session's P4/P5 results are kept for its next decision."""
 _NO_STATE: StateMap = MappingProxyType({})
 
 
@@ -50,6 +57,59 @@ class StateCache:
             if len(self._maps) >= self._limit:
                 self._maps.clear()
             return self._maps.setdefault(key, made)
+
+
+class KeptScreenings:
+    """The P4/P5 results kept for the sessions decided most recently (:class:`Screenings`),
+    so a session re-evaluated while nothing changed is screened and combined once: bounded
+    by the candidate results they hold together (the least recently decided go first), so
+    the memory does not grow with the open sessions. Used under the service's lock."""
+
+    def __init__(self, limit: int = SCREENED_LIMIT) -> None:
+        self._limit = limit
+        self._kept: OrderedDict[SessionId, Screenings] = OrderedDict()
+        self._compacted: dict[SessionId, Compacted] = {}
+        self._sizes: dict[SessionId, int] = {}
+        self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def of(self, session_id: SessionId, candidates: int) -> Screenings | None:
+        """The session's kept results (empty for a session not decided lately); None below
+        :data:`SCREENED_FROM` candidates, where screening afresh costs little and keeping
+        would add to every session's memory."""
+        if candidates < SCREENED_FROM:
+            self.forget(session_id)
+            return None
+        found = self._kept.get(session_id)
+        if found is None:
+            found = self._kept[session_id] = Screenings()
+            self._compacted[session_id] = Compacted()
+        self._kept.move_to_end(session_id)
+        return found
+
+    def compacted(self, session_id: SessionId) -> Compacted | None:
+        """The compaction of the session's last results, kept beside them."""
+        return self._compacted.get(session_id)
+
+    def sized(self, session_id: SessionId) -> None:
+        """Account for what a decision of the session kept, and drop the oldest past the
+        bound (never the session just decided)."""
+        found = self._kept.get(session_id)
+        if found is None:
+            return
+        self._total += len(found) - self._sizes.get(session_id, 0)
+        self._sizes[session_id] = len(found)
+        while self._total > self._limit and len(self._kept) > 1:
+            oldest = next(iter(self._kept))
+            self.forget(oldest)
+
+    def forget(self, session_id: SessionId) -> None:
+        """A session closed or gone: what was kept for it goes."""
+        if self._kept.pop(session_id, None) is not None:
+            self._total -= self._sizes.pop(session_id, 0)
+            self._compacted.pop(session_id, None)
 
 
 @dataclass
@@ -108,7 +168,9 @@ class CandidateBook:
         self, config: AgentConfig, service: CsId, state: StateByCandidate
     ) -> list[Candidate]:
         """P3: the service's configured candidates with their resource views."""
-        return [self.candidate(c, state.get(c.csci_id, {})) for c in config.for_service(service)]
+        return [
+            self.candidate(c, state.get(c.csci_id, _NO_STATE)) for c in config.for_service(service)
+        ]
 
     def candidate(
         self,
@@ -123,7 +185,7 @@ class CandidateBook:
         if known is not None and known[0] is compute and known[1] is forward:
             made = known[3]
             if (
-                made.view.state is state
+                known[2] is state
                 and made.region == configured.region
                 and (made.trusted == configured.trusted and made.enabled == configured.enabled)
                 and made.permitted_tenants == configured.permitted_tenants

@@ -54,6 +54,7 @@ class Settings:
     max_reservation_rate: int | None = None
     targets: Mapping[CsciId, Target | None] = field(default_factory=dict)
     intern: render.Interner | None = None  # the C-PS's, shared by every session's records
+    last: render.Compacted | None = None  # the session's last compacted results, if kept
 
 
 @dataclass
@@ -379,7 +380,7 @@ def settle(
         handoff_id=handoff_id,
         invalidation=invalidation,
     )
-    kept, values = render.compact(ev, settings.intern)
+    kept, values = render.compact(ev, settings.intern, settings.last)
     session = session.with_record(
         Kept(replace(record, evaluation=kept), descriptor_doc, values), settings.max_records
     )

@@ -22,7 +22,12 @@ from pathlib import Path
 
 from controller.agent_selection import config as cfg
 from controller.agent_selection import handoff, render, tail
-from controller.agent_selection.candidates import CandidateBook, StateCache, StateMap
+from controller.agent_selection.candidates import (
+    CandidateBook,
+    KeptScreenings,
+    StateCache,
+    StateMap,
+)
 from controller.agent_selection.decide import (
     Effects,
     Settings,
@@ -117,6 +122,7 @@ class Decisions:
         self.closed: deque[tuple[float, SessionId]] = deque()
         self.book = CandidateBook()
         self._states = StateCache()
+        self.screenings = KeptScreenings()  # P4/P5 of the latest decisions, for the next
         self.presence = PresenceCache()
         self._intern = render.Interner()
         self.feeds = Feeds(settings.subscribe, self.presence, clock)
@@ -340,7 +346,10 @@ class Decisions:
             else:
                 candidates = self.book.candidates(config, session.service_id, state)
                 request = EvaluationRequest(session.descriptor, session.position(), trigger, point)
-                ev = evaluate(request, candidates, policy, now)
+                kept = self.screenings.of(session_id, len(candidates))
+                ev = evaluate(request, candidates, policy, now, kept)
+                self.screenings.sized(session_id)
+                settings = replace(settings, last=self.screenings.compacted(session_id))
             pending = self.record(session, ev, session.descriptor_doc, settings, invalidation)
         reply = self.conclude(pending)
         return Decided(ev, {"evaluation": "completed", **reply})

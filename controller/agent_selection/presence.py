@@ -47,6 +47,25 @@ class _Known:
     target: Target
     facts: dict[ReuseKey, _Fact]
     map: StateMap | None = None  # built on first use after a change
+    #: The keys last planned for, and the oldest time one of them was learned (None: one
+    #: is not known, or is unknown); reset by every change of the facts.
+    summary: tuple[tuple[ReuseKey, ...], float | None] | None = None
+
+    def oldest(self, keys: tuple[ReuseKey, ...]) -> float | None:
+        """When the least recently learned of ``keys`` was learned; None when one of them
+        must be asked whatever the time (never learned, or 'unknown')."""
+        summary = self.summary
+        if summary is not None and summary[0] == keys:
+            return summary[1]
+        oldest: float | None = None
+        for key in keys:
+            fact = self.facts.get(key)
+            if fact is None or fact.view.presence is Presence.UNKNOWN:
+                oldest = None
+                break
+            oldest = fact.learned if oldest is None else min(oldest, fact.learned)
+        self.summary = (keys, oldest)
+        return oldest
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +127,14 @@ class PresenceCache:
             cached: dict[CsciId, StateMap] = {}
             ask: list[CsciId] = []
             missing: dict[ReuseKey, None] = {}
+            wanted = tuple(keys)
             for csci_id in ids:
                 known = self._known.get((csci_id, tenant))
+                if known is not None and keys:
+                    oldest = known.oldest(wanted)
+                    if oldest is not None and oldest >= recent:  # no gap (the common case)
+                        cached[csci_id] = self._map(known, tenant)
+                        continue
                 facts = {} if known is None else known.facts
                 gaps = [k for k in keys if (f := facts.get(k)) is None or _gap(f, recent)]
                 if gaps or known is None:
@@ -164,7 +189,7 @@ class PresenceCache:
             if held is None or held.stamp <= stamp:
                 meta = Metadata(now, self._lifetime, seen.meta.source, seen.meta.confidence)
                 known.facts[key] = _Fact(replace(seen, meta=meta), stamp, now)
-                known.map = None
+                known.map = known.summary = None
         return known
 
     @staticmethod

@@ -247,14 +247,34 @@ def _kept(result: CandidateResult, intern: Interner) -> CandidateResult:
     return found if found.candidate is result.candidate else result
 
 
+class Compacted:
+    """The latest compaction of one session's results. A decision that took every result
+    of the one before (nothing changed: :mod:`controller.selection.mapping.memo`) has the
+    very same results, so its record keeps the very same compacted parts."""
+
+    __slots__ = ("kept", "results", "values")
+
+    def __init__(self) -> None:
+        self.results: tuple[CandidateResult, ...] | None = None
+        self.values: tuple[array[float] | None, ...] = ()
+        self.kept: tuple[CandidateResult, ...] = ()
+
+
 def compact(
-    ev: Evaluation, intern: Interner | None = None
+    ev: Evaluation, intern: Interner | None = None, last: Compacted | None = None
 ) -> tuple[Evaluation, tuple[array[float] | None, ...]]:
     """The evaluation as a record keeps it: each candidate's valuation reduced to its
-    numbers (:func:`valued`), the parts equal to an earlier record's shared (``intern``)."""
-    values = tuple(valued(r) for r in ev.results)
+    numbers (:func:`valued`), the parts equal to an earlier record's shared (``intern``),
+    those of the session's last decision taken as they are when its results are these
+    (``last``)."""
     shared = intern or Interner()
-    results = tuple(_kept(r, shared) for r in ev.results)
+    if last is not None and last.results is ev.results:
+        values, results = last.values, last.kept
+    else:
+        values = tuple(valued(r) for r in ev.results)
+        results = tuple(_kept(r, shared) for r in ev.results)
+        if last is not None:
+            last.results, last.values, last.kept = ev.results, values, results
     change = None if ev.change is None else shared(ev.change, ev.change)
     stability = None if ev.stability is None else shared(ev.stability, ev.stability)
     return replace(ev, results=results, change=change, stability=stability), values
