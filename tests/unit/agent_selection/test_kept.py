@@ -6,11 +6,11 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from controller.agent_selection.candidates import KeptScreenings
+from controller.agent_selection.candidates import KeptScreenings, StateMap
 from controller.model import Schema
 from controller.selection.mapping import EvaluationRequest, Policy, SelectionContext, evaluate
 from controller.selection.mapping.memo import Screenings
-from controller.types import SessionId
+from controller.types import CsciId, SessionId
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.harness import AS, Harness, harness
 from tests.unit.selection.mapping.builders import NOW, TIERS, candidate, descriptor
@@ -121,7 +121,7 @@ def test_p3_a_candidate_without_state_keeps_its_value_so_its_results_are_kept(
     decisions = h.service._decisions
     config = decisions.config()
     service = config.candidates[next(iter(config.candidates))].cs_id
-    empty = {c: MappingProxyType({}) for c in config.candidates}  # as the cache keeps them
+    empty: dict[CsciId, StateMap] = {c: MappingProxyType({}) for c in config.candidates}
     first = decisions.book.candidates(config, service, empty)
     again = decisions.book.candidates(config, service, empty)
     assert len(first) == 40
