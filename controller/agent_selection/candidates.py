@@ -18,8 +18,8 @@ from types import MappingProxyType
 from typing import Any
 
 from controller.agent_selection import views
+from controller.agent_selection.compaction import Compacted
 from controller.agent_selection.config import AgentConfig, CandidateConfig
-from controller.agent_selection.render import Compacted
 from controller.agent_selection.views import ComputingPart, ForwardingPart
 from controller.selection.mapping import Candidate, SourceAccuracy, StateElementView
 from controller.selection.mapping.memo import Screenings
@@ -122,6 +122,8 @@ class CandidateBook:
     sequences: dict[SourceId, int] = field(default_factory=dict)
     accuracy: dict[SourceId, SourceAccuracy] = field(default_factory=dict)
     built: dict[CsciId, tuple[object, object, object, Candidate]] = field(default_factory=dict)
+    _version: int = 0  # moves with every advertisement stored
+    _last: tuple[AgentConfig, CsId, StateByCandidate, int, tuple[Candidate, ...]] | None = None
 
     def fresh_sequence(self, source: SourceId, sequence: int | None) -> bool:
         """Whether an advertisement is newer than the last one of its source (MSG-4, MSG-7);
@@ -136,12 +138,14 @@ class CandidateBook:
 
     def advertised(self, source: SourceId, parts: Iterable[tuple[CsciId, ComputingPart]]) -> None:
         """Store the computing parts of one MSG-4."""
+        self._version += 1
         for csci_id, part in parts:
             self.computing[csci_id] = part
             self.advertiser[csci_id] = source
 
     def viewed(self, parts: Iterable[tuple[CsciId, ForwardingPart]]) -> None:
         """Store the forwarding parts of one MSG-7 (endpoints extend the earlier view)."""
+        self._version += 1
         for csci_id, part in parts:
             self.forwarding[csci_id] = views.merged(self.forwarding.get(csci_id), part)
 
@@ -156,21 +160,36 @@ class CandidateBook:
 
     def discounts(self, csci_ids: Iterable[CsciId]) -> dict[CsciId, float]:
         """The discount of each candidate's advertiser, where it has one (14)."""
+        by_source = {s: r.discount() for s, r in self.accuracy.items() if r.discount() > 0}
+        if not by_source:  # no source discounted (the common case): nothing to look up
+            return {}
         found: dict[CsciId, float] = {}
         for csci_id in csci_ids:
             source = self.advertiser.get(csci_id)
-            record = None if source is None else self.accuracy.get(source)
-            if record is not None and record.discount() > 0:
-                found[csci_id] = record.discount()
+            if source is not None and source in by_source:
+                found[csci_id] = by_source[source]
         return found
 
     def candidates(
         self, config: AgentConfig, service: CsId, state: StateByCandidate
     ) -> list[Candidate]:
-        """P3: the service's configured candidates with their resource views."""
-        return [
+        """P3: the service's configured candidates with their resource views; the very same
+        configuration, service and state (identity) with no advertisement since give the
+        very same candidates, as :meth:`candidate` would one by one."""
+        last = self._last
+        if (
+            last is not None
+            and last[0] is config
+            and last[1] == service
+            and last[2] is state
+            and last[3] == self._version
+        ):
+            return list(last[4])
+        made = [
             self.candidate(c, state.get(c.csci_id, _NO_STATE)) for c in config.for_service(service)
         ]
+        self._last = (config, service, state, self._version, tuple(made))
+        return made
 
     def candidate(
         self,

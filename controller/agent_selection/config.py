@@ -76,10 +76,21 @@ class AgentConfig:
     context: Json = field(default_factory=dict)
     candidates: Mapping[CsciId, CandidateConfig] = field(default_factory=dict)
     logins: Mapping[Target, Credentials] = field(default_factory=dict)
+    _services: Mapping[CsId, tuple[CandidateConfig, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
-    def for_service(self, cs_id: CsId) -> list[CandidateConfig]:
+    def __post_init__(self) -> None:
+        """Group the candidates by service once (every decision asks for its service's)."""
+        services: dict[CsId, list[CandidateConfig]] = {}
+        for candidate in self.candidates.values():
+            services.setdefault(candidate.cs_id, []).append(candidate)
+        grouped = {cs_id: tuple(found) for cs_id, found in services.items()}
+        object.__setattr__(self, "_services", grouped)
+
+    def for_service(self, cs_id: CsId) -> tuple[CandidateConfig, ...]:
         """The candidates of a service, in configuration order."""
-        return [c for c in self.candidates.values() if c.cs_id == cs_id]
+        return self._services.get(cs_id, ())
 
 
 def _stability(doc: Mapping[str, Any]) -> Stability:

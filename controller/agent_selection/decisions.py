@@ -20,14 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from controller.agent_selection import candidates as book
+from controller.agent_selection import compaction, handoff, render, tail
 from controller.agent_selection import config as cfg
-from controller.agent_selection import handoff, render, tail
-from controller.agent_selection.candidates import (
-    CandidateBook,
-    KeptScreenings,
-    StateCache,
-    StateMap,
-)
 from controller.agent_selection.decide import (
     Effects,
     Settings,
@@ -39,6 +34,7 @@ from controller.agent_selection.decide import (
 from controller.agent_selection.errors import unknown_session
 from controller.agent_selection.feeds import Feeds, Subscribe
 from controller.agent_selection.presence import PresenceCache
+from controller.agent_selection.querying import StateQueries
 from controller.agent_selection.sessions import Session
 from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
 from controller.errors import CatsError
@@ -59,7 +55,7 @@ from controller.selection.mapping.vocabulary import (
     TailAction,
     Trigger,
 )
-from controller.southbound import SouthboundError, StateAgents, Target, fan_out
+from controller.southbound import SouthboundError, StateAgents
 from controller.types import CsciId, Json, SessionId
 
 LOG = logging.getLogger("catsctl.agent-selection")
@@ -120,11 +116,11 @@ class Decisions:
         self.sessions: dict[SessionId, Session] = {}
         self.handoffs: dict[str, SessionId] = {}
         self.closed: deque[tuple[float, SessionId]] = deque()
-        self.book = CandidateBook()
-        self._states = StateCache()
-        self.screenings = KeptScreenings()  # P4/P5 of the latest decisions, for the next
+        self.book = book.CandidateBook()
+        self.screenings = book.KeptScreenings()  # P4/P5 of the latest decisions, for the next
         self.presence = PresenceCache()
-        self._intern = render.Interner()
+        self._queries = StateQueries(agents, self.presence, clock)
+        self._intern = compaction.Interner()
         self.feeds = Feeds(settings.subscribe, self.presence, clock)
         self._steering = settings.steering
         self.instructed = Instructed()
@@ -230,46 +226,9 @@ class Decisions:
         for document in fx.notes:
             self.publish(document)
 
-    def query(self, config: cfg.AgentConfig, session: Session) -> dict[CsciId, StateMap]:
-        """MSG-5/6 at the point of need (M40, M42): the working-set keys at each candidate's
-        C-SMA, but only what the presence cache does not know while that C-SMA's subscription
-        stands; an unreachable C-SMA leaves presence unknown, never absent (M20)."""
-        keys = [e.reuse_key for e in session.descriptor.working_set]
-        if not keys:
-            return {}
-        by_target: dict[Target, list[CsciId]] = {}
-        for candidate in config.for_service(session.service_id):
-            if candidate.c_sma is not None:
-                by_target.setdefault(candidate.c_sma, []).append(candidate.csci_id)
-        found: dict[CsciId, StateMap] = {}
-        requests: list[tuple[Target, Json]] = []
-        asked_at = self.clock()
-        for target, ids in by_target.items():
-            plan = self.presence.plan(target, ids, session.tenant, keys, asked_at)
-            found.update(plan.cached)
-            if plan.ask:
-                members: Json = {
-                    "tenant": session.tenant,
-                    "session-id": session.session_id,
-                    "csci-id": plan.ask,
-                    "reuse-key": list(plan.keys),
-                }
-                requests.append((target, members))
-        for result in fan_out(self.agents.query_state, requests).results:
-            if result.output is None:
-                LOG.warning("query-state at %s failed: %s", result.target.name, result.error)
-                continue
-            kept = self.presence.answered(
-                result.target, session.tenant, result.output, asked_at, self.clock()
-            )
-            if kept is not None:
-                found.update(kept)
-                continue
-            for entry in result.output.get("candidate", ()):
-                csci_id = CsciId(str(entry["csci-id"]))
-                elements = list(entry.get("element", ()))
-                found[csci_id] = self._states.state(session.tenant, csci_id, elements)
-        return found
+    def query(self, config: cfg.AgentConfig, session: Session) -> dict[CsciId, book.StateMap]:
+        """MSG-5/6 at the point of need (:class:`StateQueries`); no lock held."""
+        return self._queries(config, session)
 
     def conclude(self, pending: Pending) -> Json:
         """With no lock held: what follows a recorded decision (the reservations of a handoff

@@ -9,9 +9,8 @@ Run with ``python -m tools.bench.agent_selection`` from the repository root.
 2. The evaluate RPC through a real ``catsctl serve`` (RESTCONF, libyang on input and output,
    agent selection built in and configured in running) and a real ``catsctl csma`` answering
    query-state over NETCONF for the 1,000 candidates and 20 keys (``--no-server`` skips it),
-   with warm caches (presence, kept results): p50, p99 and its ratio to the target, the CPU
-   of each server per call and the load average; the decision that first found presence
-   warm is reported beside them (it screens every candidate).
+   with warm caches (presence, kept results): p50, p99 / target, CPU per call and server,
+   load; and the first decision with presence warm (it screens every candidate).
 3. Memory: ``--sessions`` sessions (default 100,000) admitted and re-evaluated through the
    handlers in process until each holds 10 decision records, measured with tracemalloc.
 
@@ -49,7 +48,7 @@ from controller.selection.mapping.memo import Screenings
 from controller.types import Json
 from tests.unit.agent_selection import drafts
 from tests.unit.agent_selection.csma_double import CsmaDouble
-from tools.bench.common import free_port, stop
+from tools.bench.common import cpu_seconds, free_port, stop
 
 AS = "ietf-cats-agent-selection"
 CANDIDATES = 1_000
@@ -179,12 +178,6 @@ def _listening(port: int) -> bool:
     return False
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time a process has used (Linux /proc): load-independent."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @contextlib.contextmanager
 def _catsctl(folder: Path, arguments: list[str], ports: tuple[int, ...]) -> Iterator[int]:
     """A ``catsctl`` process logging into ``folder``, until every port in ``ports`` listens."""
@@ -234,9 +227,8 @@ def _csma_config(candidates: list[drafts.Spec], cps_port: int) -> Json:
 
 @dataclass(frozen=True, slots=True)
 class RpcFigures:
-    """The evaluate RPC's figures, in milliseconds: p50 and p99 of the wall time, the CPU
-    the C-PS and the C-SMA spent per call (their mean), the first decision once presence
-    was warm (its candidates' results not yet kept), and the load average before and after."""
+    """The evaluate RPC's figures (ms): p50, p99, CPU per call of the C-PS and the C-SMA,
+    the first decision with presence warm, and the load average before and after."""
 
     p50: float
     p99: float

@@ -3,6 +3,7 @@ candidate is screened afresh, and the records say what a cold decision would (8.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -126,3 +127,9 @@ def test_p3_a_candidate_without_state_keeps_its_value_so_its_results_are_kept(
     again = decisions.book.candidates(config, service, empty)
     assert len(first) == 40
     assert all(a is b for a, b in zip(first, again, strict=True))
+    slower = [replace(spec, delay=0.3) if spec.csci_id == "c0" else spec for spec in _specs()]
+    h.call("advertise-forwarding-view", drafts.forwarding(slower, h.clock.now + 1, 2))
+    after = decisions.book.candidates(config, service, empty)
+    delay = after[0].view.paths[0].delay
+    assert delay is not None
+    assert delay.ranks[95.0] == 0.3  # the new advertisement is seen, not the last list
