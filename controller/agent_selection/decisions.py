@@ -134,19 +134,18 @@ class Decisions:
         """The session's selection context over the configured one, as a policy and bounds."""
         merged = cfg.overridden(config.context, session.descriptor_doc.get("selection-context"))
         context, bounds = cfg.context(merged)
-        ids = [c.csci_id for c in config.for_service(session.service_id)]
+        ids = (c.csci_id for c in config.for_service(session.service_id))  # read if needed
         return Policy(context, config.tiers, self.book.discounts(ids)), bounds
 
     def settings_for(self, config: cfg.AgentConfig, bounds: cfg.Bounds, now: float) -> Settings:
         """What settling a decision or a handoff needs at ``now``."""
-        targets = {c.csci_id: c.c_sma for c in config.candidates.values()}
         return Settings(
             now,
             self._lifetime,
             bounds.handoff_timeout,
             bounds.max_records,
             bounds.max_reservation_rate,
-            targets,
+            config.targets,
             self._intern,
         )
 
