@@ -32,7 +32,19 @@ def settle(young: int = YOUNG_THRESHOLD) -> None:
     _, middle, old = gc.get_threshold()
     gc.set_threshold(young, middle, old)
     LOG.info(
-        "heap: %d objects frozen after start-up; collector thresholds %s",
+        "start-up heap frozen: %d objects; collector thresholds %s",
         gc.get_freeze_count(),
         gc.get_threshold(),
     )
+
+
+class Settled:
+    """The last part of a server's application (:class:`controller.server.Hosted`): once
+    every other part started (the datastore loaded), it settles the heap."""
+
+    def start(self) -> None:
+        """Settle the heap."""
+        settle()
+
+    def close(self) -> None:
+        """Nothing to stop."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from controller import audit, heap
+from controller import audit
 from controller.admin import Admin, ConfirmedCommit, ConfirmRequest
 from controller.admin import register as register_admin
 from controller.audit import Event, SqliteAudit, SqliteHistory
@@ -390,7 +390,6 @@ def serve(
                 why = application.cluster.replication.problem
                 readiness.set("cluster-writes", lambda: why() is None, why)
             LOG.info("serving; state in %s", settings.state_dir)
-            heap.settle()
             (stop or threading.Event()).wait()
             readiness.expect("stopping")
             LOG.info("stopping: draining requests, persisting state, closing sessions")
