@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
+from controller import heap
 from controller.agent_selection import (
     AgentSelection,
     AgentSelectionSettings,
@@ -125,14 +126,14 @@ def install_cps(registrations: Registrations, host: Host) -> Hosted:
     to the forwarders, and the steering of the forwarders, started in that order. Agent
     selection starts before the steering workers, so any commitment it holds at start is
     intended before their first reconciliation, which would otherwise remove its rule from the
-    forwarders."""
+    forwarders. Last, the start-up heap is frozen (:mod:`controller.heap`)."""
     registrations.secrets.update(SOUTHBOUND_SECRETS)
     service_metrics, steering, config = _service_metrics(registrations, host)
     seam = ForwarderSteering(
         steering, RunningInventory(host.core), attached_egress(config, service_metrics)
     )
     agents = install_agent_selection(registrations, host, seam)
-    return Composed((service_metrics, agents, steering))
+    return Composed((service_metrics, agents, steering, heap.Settled()))
 
 
 def serve(settings: ServeSettings, stop: threading.Event | None = None) -> int:

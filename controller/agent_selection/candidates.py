@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from controller.agent_selection import views
+from controller.agent_selection.compaction import Compacted
 from controller.agent_selection.config import AgentConfig, CandidateConfig
 from controller.agent_selection.views import ComputingPart, ForwardingPart
 from controller.selection.mapping import Candidate, SourceAccuracy, StateElementView
-from controller.types import CsciId, CsId, ReuseKey, SourceId, TenantId
+from controller.selection.mapping.memo import Screenings
+from controller.types import CsciId, CsId, ReuseKey, SessionId, SourceId, TenantId
 
 StateMap = Mapping[tuple[TenantId, ReuseKey], StateElementView]
 StateByCandidate = Mapping[CsciId, StateMap]
 CACHE_LIMIT = 1 << 16
+SCREENED_LIMIT = 1 << 14
+"""Candidate results kept over all sessions for re-evaluation (a few sessions of 1,000)."""
+SCREENED_FROM = 32
+"""Candidates from which a session's P4/P5 results are kept for its next decision."""
 _NO_STATE: StateMap = MappingProxyType({})
 
 
@@ -52,6 +59,59 @@ class StateCache:
             return self._maps.setdefault(key, made)
 
 
+class KeptScreenings:
+    """The P4/P5 results kept for the sessions decided most recently (:class:`Screenings`),
+    so a session re-evaluated while nothing changed is screened and combined once: bounded
+    by the candidate results they hold together (the least recently decided go first), so
+    the memory does not grow with the open sessions. Used under the service's lock."""
+
+    def __init__(self, limit: int = SCREENED_LIMIT) -> None:
+        self._limit = limit
+        self._kept: OrderedDict[SessionId, Screenings] = OrderedDict()
+        self._compacted: dict[SessionId, Compacted] = {}
+        self._sizes: dict[SessionId, int] = {}
+        self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def of(self, session_id: SessionId, candidates: int) -> Screenings | None:
+        """The session's kept results (empty for a session not decided lately); None below
+        :data:`SCREENED_FROM` candidates, where screening afresh costs little and keeping
+        would add to every session's memory."""
+        if candidates < SCREENED_FROM:
+            self.forget(session_id)
+            return None
+        found = self._kept.get(session_id)
+        if found is None:
+            found = self._kept[session_id] = Screenings()
+            self._compacted[session_id] = Compacted()
+        self._kept.move_to_end(session_id)
+        return found
+
+    def compacted(self, session_id: SessionId) -> Compacted | None:
+        """The compaction of the session's last results, kept beside them."""
+        return self._compacted.get(session_id)
+
+    def sized(self, session_id: SessionId) -> None:
+        """Account for what a decision of the session kept, and drop the oldest past the
+        bound (never the session just decided)."""
+        found = self._kept.get(session_id)
+        if found is None:
+            return
+        self._total += len(found) - self._sizes.get(session_id, 0)
+        self._sizes[session_id] = len(found)
+        while self._total > self._limit and len(self._kept) > 1:
+            oldest = next(iter(self._kept))
+            self.forget(oldest)
+
+    def forget(self, session_id: SessionId) -> None:
+        """A session closed or gone: what was kept for it goes."""
+        if self._kept.pop(session_id, None) is not None:
+            self._total -= self._sizes.pop(session_id, 0)
+            self._compacted.pop(session_id, None)
+
+
 @dataclass
 class CandidateBook:
     """What the C-PS knows of every candidate beyond its configuration."""
@@ -62,6 +122,8 @@ class CandidateBook:
     sequences: dict[SourceId, int] = field(default_factory=dict)
     accuracy: dict[SourceId, SourceAccuracy] = field(default_factory=dict)
     built: dict[CsciId, tuple[object, object, object, Candidate]] = field(default_factory=dict)
+    _version: int = 0  # moves with every advertisement stored
+    _last: tuple[AgentConfig, CsId, StateByCandidate, int, tuple[Candidate, ...]] | None = None
 
     def fresh_sequence(self, source: SourceId, sequence: int | None) -> bool:
         """Whether an advertisement is newer than the last one of its source (MSG-4, MSG-7);
@@ -76,12 +138,14 @@ class CandidateBook:
 
     def advertised(self, source: SourceId, parts: Iterable[tuple[CsciId, ComputingPart]]) -> None:
         """Store the computing parts of one MSG-4."""
+        self._version += 1
         for csci_id, part in parts:
             self.computing[csci_id] = part
             self.advertiser[csci_id] = source
 
     def viewed(self, parts: Iterable[tuple[CsciId, ForwardingPart]]) -> None:
         """Store the forwarding parts of one MSG-7 (endpoints extend the earlier view)."""
+        self._version += 1
         for csci_id, part in parts:
             self.forwarding[csci_id] = views.merged(self.forwarding.get(csci_id), part)
 
@@ -96,19 +160,36 @@ class CandidateBook:
 
     def discounts(self, csci_ids: Iterable[CsciId]) -> dict[CsciId, float]:
         """The discount of each candidate's advertiser, where it has one (14)."""
+        by_source = {s: r.discount() for s, r in self.accuracy.items() if r.discount() > 0}
+        if not by_source:  # no source discounted (the common case): nothing to look up
+            return {}
         found: dict[CsciId, float] = {}
         for csci_id in csci_ids:
             source = self.advertiser.get(csci_id)
-            record = None if source is None else self.accuracy.get(source)
-            if record is not None and record.discount() > 0:
-                found[csci_id] = record.discount()
+            if source is not None and source in by_source:
+                found[csci_id] = by_source[source]
         return found
 
     def candidates(
         self, config: AgentConfig, service: CsId, state: StateByCandidate
     ) -> list[Candidate]:
-        """P3: the service's configured candidates with their resource views."""
-        return [self.candidate(c, state.get(c.csci_id, {})) for c in config.for_service(service)]
+        """P3: the service's configured candidates with their resource views; the very same
+        configuration, service and state (identity) with no advertisement since give the
+        very same candidates, as :meth:`candidate` would one by one."""
+        last = self._last
+        if (
+            last is not None
+            and last[0] is config
+            and last[1] == service
+            and last[2] is state
+            and last[3] == self._version
+        ):
+            return list(last[4])
+        made = [
+            self.candidate(c, state.get(c.csci_id, _NO_STATE)) for c in config.for_service(service)
+        ]
+        self._last = (config, service, state, self._version, tuple(made))
+        return made
 
     def candidate(
         self,
@@ -123,7 +204,7 @@ class CandidateBook:
         if known is not None and known[0] is compute and known[1] is forward:
             made = known[3]
             if (
-                made.view.state is state
+                known[2] is state
                 and made.region == configured.region
                 and (made.trusted == configured.trusted and made.enabled == configured.enabled)
                 and made.permitted_tenants == configured.permitted_tenants

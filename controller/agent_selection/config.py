@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from controller.agent_selection.values import MODULE, ident, integer, number, seconds
@@ -76,10 +77,26 @@ class AgentConfig:
     context: Json = field(default_factory=dict)
     candidates: Mapping[CsciId, CandidateConfig] = field(default_factory=dict)
     logins: Mapping[Target, Credentials] = field(default_factory=dict)
+    _services: Mapping[CsId, tuple[CandidateConfig, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    #: The C-SMA of each candidate (None: no C-SMA configured), for every decision's effects.
+    targets: Mapping[CsciId, Target | None] = field(init=False, repr=False, compare=False)
 
-    def for_service(self, cs_id: CsId) -> list[CandidateConfig]:
+    def __post_init__(self) -> None:
+        """Group the candidates by service, and name their C-SMAs, once (every decision
+        asks for its service's)."""
+        services: dict[CsId, list[CandidateConfig]] = {}
+        for candidate in self.candidates.values():
+            services.setdefault(candidate.cs_id, []).append(candidate)
+        grouped = {cs_id: tuple(found) for cs_id, found in services.items()}
+        object.__setattr__(self, "_services", grouped)
+        targets = {c.csci_id: c.c_sma for c in self.candidates.values()}
+        object.__setattr__(self, "targets", MappingProxyType(targets))
+
+    def for_service(self, cs_id: CsId) -> tuple[CandidateConfig, ...]:
         """The candidates of a service, in configuration order."""
-        return [c for c in self.candidates.values() if c.cs_id == cs_id]
+        return self._services.get(cs_id, ())
 
 
 def _stability(doc: Mapping[str, Any]) -> Stability:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from controller.agent_selection import ids, render
+from controller.agent_selection import compaction, ids, render
 from controller.agent_selection.handoff import AbortReason, Handoff, HandoffState, aborted
 from controller.agent_selection.sessions import CommitmentRecord, Kept, Session
 from controller.agent_selection.values import date_and_time, qualified
@@ -53,7 +53,8 @@ class Settings:
     max_records: int | None = None
     max_reservation_rate: int | None = None
     targets: Mapping[CsciId, Target | None] = field(default_factory=dict)
-    intern: render.Interner | None = None  # the C-PS's, shared by every session's records
+    intern: compaction.Interner | None = None  # the C-PS's, shared by every session's records
+    last: compaction.Compacted | None = None  # the session's last compacted results, if kept
 
 
 @dataclass
@@ -379,7 +380,7 @@ def settle(
         handoff_id=handoff_id,
         invalidation=invalidation,
     )
-    kept, values = render.compact(ev, settings.intern)
+    kept, values = compaction.compact(ev, settings.intern, settings.last)
     session = session.with_record(
         Kept(replace(record, evaluation=kept), descriptor_doc, values), settings.max_records
     )

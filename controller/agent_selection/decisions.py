@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from controller.agent_selection import candidates as book
+from controller.agent_selection import compaction, handoff, render, tail
 from controller.agent_selection import config as cfg
-from controller.agent_selection import handoff, render, tail
-from controller.agent_selection.candidates import CandidateBook, StateCache, StateMap
 from controller.agent_selection.decide import (
     Effects,
     Settings,
@@ -34,6 +34,7 @@ from controller.agent_selection.decide import (
 from controller.agent_selection.errors import unknown_session
 from controller.agent_selection.feeds import Feeds, Subscribe
 from controller.agent_selection.presence import PresenceCache
+from controller.agent_selection.querying import StateQueries
 from controller.agent_selection.sessions import Session
 from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
 from controller.errors import CatsError
@@ -54,7 +55,7 @@ from controller.selection.mapping.vocabulary import (
     TailAction,
     Trigger,
 )
-from controller.southbound import SouthboundError, StateAgents, Target, fan_out
+from controller.southbound import SouthboundError, StateAgents
 from controller.types import CsciId, Json, SessionId
 
 LOG = logging.getLogger("catsctl.agent-selection")
@@ -115,10 +116,11 @@ class Decisions:
         self.sessions: dict[SessionId, Session] = {}
         self.handoffs: dict[str, SessionId] = {}
         self.closed: deque[tuple[float, SessionId]] = deque()
-        self.book = CandidateBook()
-        self._states = StateCache()
+        self.book = book.CandidateBook()
+        self.screenings = book.KeptScreenings()  # P4/P5 of the latest decisions, for the next
         self.presence = PresenceCache()
-        self._intern = render.Interner()
+        self._queries = StateQueries(agents, self.presence, clock)
+        self._intern = compaction.Interner()
         self.feeds = Feeds(settings.subscribe, self.presence, clock)
         self._steering = settings.steering
         self.instructed = Instructed()
@@ -132,19 +134,18 @@ class Decisions:
         """The session's selection context over the configured one, as a policy and bounds."""
         merged = cfg.overridden(config.context, session.descriptor_doc.get("selection-context"))
         context, bounds = cfg.context(merged)
-        ids = [c.csci_id for c in config.for_service(session.service_id)]
+        ids = (c.csci_id for c in config.for_service(session.service_id))  # read if needed
         return Policy(context, config.tiers, self.book.discounts(ids)), bounds
 
     def settings_for(self, config: cfg.AgentConfig, bounds: cfg.Bounds, now: float) -> Settings:
         """What settling a decision or a handoff needs at ``now``."""
-        targets = {c.csci_id: c.c_sma for c in config.candidates.values()}
         return Settings(
             now,
             self._lifetime,
             bounds.handoff_timeout,
             bounds.max_records,
             bounds.max_reservation_rate,
-            targets,
+            config.targets,
             self._intern,
         )
 
@@ -224,46 +225,9 @@ class Decisions:
         for document in fx.notes:
             self.publish(document)
 
-    def query(self, config: cfg.AgentConfig, session: Session) -> dict[CsciId, StateMap]:
-        """MSG-5/6 at the point of need (M40, M42): the working-set keys at each candidate's
-        C-SMA, but only what the presence cache does not know while that C-SMA's subscription
-        stands; an unreachable C-SMA leaves presence unknown, never absent (M20)."""
-        keys = [e.reuse_key for e in session.descriptor.working_set]
-        if not keys:
-            return {}
-        by_target: dict[Target, list[CsciId]] = {}
-        for candidate in config.for_service(session.service_id):
-            if candidate.c_sma is not None:
-                by_target.setdefault(candidate.c_sma, []).append(candidate.csci_id)
-        found: dict[CsciId, StateMap] = {}
-        requests: list[tuple[Target, Json]] = []
-        asked_at = self.clock()
-        for target, ids in by_target.items():
-            plan = self.presence.plan(target, ids, session.tenant, keys, asked_at)
-            found.update(plan.cached)
-            if plan.ask:
-                members: Json = {
-                    "tenant": session.tenant,
-                    "session-id": session.session_id,
-                    "csci-id": plan.ask,
-                    "reuse-key": list(plan.keys),
-                }
-                requests.append((target, members))
-        for result in fan_out(self.agents.query_state, requests).results:
-            if result.output is None:
-                LOG.warning("query-state at %s failed: %s", result.target.name, result.error)
-                continue
-            kept = self.presence.answered(
-                result.target, session.tenant, result.output, asked_at, self.clock()
-            )
-            if kept is not None:
-                found.update(kept)
-                continue
-            for entry in result.output.get("candidate", ()):
-                csci_id = CsciId(str(entry["csci-id"]))
-                elements = list(entry.get("element", ()))
-                found[csci_id] = self._states.state(session.tenant, csci_id, elements)
-        return found
+    def query(self, config: cfg.AgentConfig, session: Session) -> dict[CsciId, book.StateMap]:
+        """MSG-5/6 at the point of need (:class:`StateQueries`); no lock held."""
+        return self._queries(config, session)
 
     def conclude(self, pending: Pending) -> Json:
         """With no lock held: what follows a recorded decision (the reservations of a handoff
@@ -340,7 +304,10 @@ class Decisions:
             else:
                 candidates = self.book.candidates(config, session.service_id, state)
                 request = EvaluationRequest(session.descriptor, session.position(), trigger, point)
-                ev = evaluate(request, candidates, policy, now)
+                kept = self.screenings.of(session_id, len(candidates))
+                ev = evaluate(request, candidates, policy, now, kept)
+                self.screenings.sized(session_id)
+                settings = replace(settings, last=self.screenings.compacted(session_id))
             pending = self.record(session, ev, session.descriptor_doc, settings, invalidation)
         reply = self.conclude(pending)
         return Decided(ev, {"evaluation": "completed", **reply})

@@ -47,6 +47,25 @@ class _Known:
     target: Target
     facts: dict[ReuseKey, _Fact]
     map: StateMap | None = None  # built on first use after a change
+    #: The keys last planned for, and the oldest time one of them was learned (None: one
+    #: is not known, or is unknown); reset by every change of the facts.
+    summary: tuple[tuple[ReuseKey, ...], float | None] | None = None
+
+    def oldest(self, keys: tuple[ReuseKey, ...]) -> float | None:
+        """When the least recently learned of ``keys`` was learned; None when one of them
+        must be asked whatever the time (never learned, or 'unknown')."""
+        summary = self.summary
+        if summary is not None and summary[0] == keys:
+            return summary[1]
+        oldest: float | None = None
+        for key in keys:
+            fact = self.facts.get(key)
+            if fact is None or fact.view.presence is Presence.UNKNOWN:
+                oldest = None
+                break
+            oldest = fact.learned if oldest is None else min(oldest, fact.learned)
+        self.summary = (keys, oldest)
+        return oldest
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +92,22 @@ class PresenceCache:
         self._guard = threading.Lock()
         self._live: dict[Target, float] = {}  # since when each subscription stands
         self._known: dict[Key, _Known] = {}
+        self._version = 0  # moves with every change of what is known or live
+        #: Per C-SMA, the last plan that asked nothing, what it was made for, and when the
+        #: least recently learned of its facts was learned.
+        self._plans: dict[Target, tuple[tuple[object, ...], int, float, Plan]] = {}
 
     def up(self, target: Target, now: float) -> None:
         """The subscription to ``target`` stands (every change from now on is notified)."""
         with self._guard:
             self._live[target] = now
+            self._version += 1
 
     def down(self, target: Target) -> None:
         """The subscription to ``target`` is lost: forget what it told."""
         with self._guard:
             self._live.pop(target, None)
+            self._version += 1
             self._known = {k: v for k, v in self._known.items() if v.target != target}
 
     def live(self, target: Target) -> bool:
@@ -105,11 +130,28 @@ class PresenceCache:
             if target not in self._live:
                 return Plan({}, ids, keys)
             recent = now - self._lifetime / 2
+            wanted = tuple(keys)
+            made_for = (tuple(ids), tenant, wanted)
+            last = self._plans.get(target)
+            if (
+                last is not None
+                and last[1] == self._version
+                and last[2] >= recent
+                and last[0] == made_for
+            ):
+                return last[3]  # nothing learned since, nothing grown old: the same plan
             cached: dict[CsciId, StateMap] = {}
             ask: list[CsciId] = []
             missing: dict[ReuseKey, None] = {}
+            least = float("inf")  # the least recently learned fact relied on
             for csci_id in ids:
                 known = self._known.get((csci_id, tenant))
+                if known is not None and keys:
+                    oldest = known.oldest(wanted)
+                    if oldest is not None and oldest >= recent:  # no gap (the common case)
+                        cached[csci_id] = self._map(known, tenant)
+                        least = min(least, oldest)
+                        continue
                 facts = {} if known is None else known.facts
                 gaps = [k for k in keys if (f := facts.get(k)) is None or _gap(f, recent)]
                 if gaps or known is None:
@@ -117,7 +159,11 @@ class PresenceCache:
                     missing.update(dict.fromkeys(gaps))
                 else:
                     cached[csci_id] = self._map(known, tenant)
-            return Plan(cached, ask, list(missing))
+                    least = -float("inf")  # relied on without the fast path: not kept
+            plan = Plan(cached, ask, list(missing))
+            if not ask and keys:
+                self._plans[target] = (made_for, self._version, least, plan)
+            return plan
 
     def answered(
         self, target: Target, tenant: TenantId, output: Json, asked_at: float, now: float
@@ -153,6 +199,7 @@ class PresenceCache:
         elements: Iterable[Mapping[str, Any]],
         now: float,
     ) -> _Known:
+        self._version += 1
         known = self._known.get((csci_id, tenant))
         if known is None or known.target != target:
             known = self._known[(csci_id, tenant)] = _Known(target, {})
@@ -164,7 +211,7 @@ class PresenceCache:
             if held is None or held.stamp <= stamp:
                 meta = Metadata(now, self._lifetime, seen.meta.source, seen.meta.confidence)
                 known.facts[key] = _Fact(replace(seen, meta=meta), stamp, now)
-                known.map = None
+                known.map = known.summary = None
         return known
 
     @staticmethod

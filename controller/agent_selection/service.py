@@ -365,6 +365,7 @@ class AgentSelection:
             )
             self._decisions.store(session)
             self._decisions.closed.append((now + bounds.retention_after_close, session.session_id))
+            self._decisions.screenings.forget(session.session_id)
         self._decisions.follow(fx)
         return {}
 

@@ -75,7 +75,7 @@ class CommitmentRecord:
 @dataclass(frozen=True, slots=True)
 class Kept:
     """One decision record with the descriptor members it was taken on (M8, M39); its
-    candidates' valuations kept as their numbers (``values``: render.valued's arrays)."""
+    candidates' valuations kept as their numbers (``values``: compaction.valued's arrays)."""
 
     record: DecisionRecord
     descriptor: Json

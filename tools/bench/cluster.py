@@ -35,8 +35,7 @@ from tests.functional.cluster import Cluster, running_cluster, wait_identical, w
 from tests.functional.restconf_server import ADMIN, JSON, Server
 from tests.functional.test_service_metrics import INGRESS, cst_report, nst_report
 from tests.functional.test_service_metrics import seed as metrics_seed
-from tools.bench.agent_selection import cpu_seconds
-from tools.bench.common import TARGETS
+from tools.bench.common import TARGETS, cpu_seconds
 from tools.bench.common import seed as bench_seed
 
 SM = "ietf-cats-service-metrics"

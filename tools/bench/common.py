@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import socket
 import statistics
@@ -102,6 +103,12 @@ def check_rejections(
         if exists(new):
             problems.append(f"{reason}: the entry was created")
     return problems
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used (Linux /proc): load-independent."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:

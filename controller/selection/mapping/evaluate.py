@@ -15,6 +15,7 @@ from controller.selection.mapping.combination import Scored, combine, rank
 from controller.selection.mapping.context import Occasion, Policy, SessionPosition
 from controller.selection.mapping.descriptor import Descriptor
 from controller.selection.mapping.findings import Effect, Exclusion, QualifiedValue
+from controller.selection.mapping.memo import Combined, Screenings
 from controller.selection.mapping.points import decision_point
 from controller.selection.mapping.prepared import Prepared, prepare
 from controller.selection.mapping.record import CandidateResult, Evaluation
@@ -58,18 +59,37 @@ class EvaluationRequest:
 Screened = tuple[list[tuple[Candidate, tuple[Exclusion, ...]]], list[Valuation]]
 
 
-def _screen_all(prepared: Prepared, candidates: Sequence[Candidate], now: Timestamp) -> Screened:
-    """P4 then P5 for every candidate: exclusions per candidate, valuations of the eligible."""
+def _screen_all(
+    prepared: Prepared,
+    candidates: Sequence[Candidate],
+    now: Timestamp,
+    kept: Screenings | None = None,
+) -> Screened:
+    """P4 then P5 for every candidate: exclusions per candidate, valuations of the eligible;
+    a result ``kept`` from an earlier decision is taken where it still holds exactly."""
     screened: list[tuple[Candidate, tuple[Exclusion, ...]]] = []
     eligible: list[Valuation] = []
+    if kept is not None:
+        kept.start(prepared, candidates)
     for candidate in candidates:
+        if kept is not None:
+            found = kept.get(candidate, now)
+            if found is not None:
+                screened.append((candidate, found.exclusions))
+                if found.valuation is not None:
+                    eligible.append(found.valuation)
+                continue
         measures = measure(candidate, prepared, now)
         exclusions, estimates = screen(candidate, prepared, measures)
+        valuation = None
         if exclusions:
             screened.append((candidate, tuple(exclusions)))
         else:
             screened.append((candidate, ()))
-            eligible.append(value(candidate, measures, estimates))
+            valuation = value(candidate, measures, estimates)
+            eligible.append(valuation)
+        if kept is not None:
+            kept.keep(candidate, screened[-1][1], valuation, now)
     return screened, eligible
 
 
@@ -121,6 +141,21 @@ def _qualified(results: Sequence[CandidateResult]) -> tuple[QualifiedValue, ...]
     return tuple(found)
 
 
+def _combined(
+    prepared: Prepared,
+    screened: list[tuple[Candidate, tuple[Exclusion, ...]]],
+    eligible: list[Valuation],
+    policy: Policy,
+) -> Combined:
+    """P6 over the eligible, and every candidate's result with its rank."""
+    trusted = {c.csci_id: c.trusted for c, exclusions in screened if not exclusions}
+    scored = combine(eligible, prepared, trusted, policy.discounts)
+    ranked = rank(scored, prepared.context, prepared.current)
+    by_id = {entry.csci_id: (index + 1, entry) for index, entry in enumerate(ranked)}
+    results = _results(screened, by_id)
+    return Combined(tuple(ranked), by_id, results, _qualified(results))
+
+
 def _fallback(
     prepared: Prepared, candidates: Sequence[Candidate], position: SessionPosition, now: Timestamp
 ) -> tuple[Prepared, Screened, list[FallbackRung], list[DegradationClass]]:
@@ -149,18 +184,23 @@ def _fallback(
 
 
 def evaluate(
-    request: EvaluationRequest, candidates: Sequence[Candidate], policy: Policy, now: Timestamp
+    request: EvaluationRequest,
+    candidates: Sequence[Candidate],
+    policy: Policy,
+    now: Timestamp,
+    kept: Screenings | None = None,
 ) -> Evaluation:
     """Run P4-P7 for one step over ``candidates`` (MSG-8 -> MSG-9).
 
     Every candidate comes back with its exclusions or its valuation, suitability and rank;
     when P4 leaves none eligible the ladder of 8.4 runs and the step (at admission, or with
-    the session's time budget spent, the session) fails with a report.
+    the session's time budget spent, the session) fails with a report. ``kept``: the
+    session's earlier P4/P5 results (:mod:`memo`), reused where they hold exactly.
     """
     descriptor, position = request.descriptor, request.position
     context = policy.context
     prepared = _sourced(prepare(descriptor, policy.tiers, context, position), candidates, now)
-    screened, eligible = _screen_all(prepared, candidates, now)
+    screened, eligible = _screen_all(prepared, candidates, now, kept)
     rungs: list[FallbackRung] = []
     applied: list[DegradationClass] = []
     if not eligible:
@@ -170,13 +210,17 @@ def evaluate(
         )
         if not eligible:
             return _failed(request, prepared, _results(first), rungs, now)
-    trusted = {c.csci_id: c.trusted for c, exclusions in screened if not exclusions}
-    scored = combine(eligible, prepared, trusted, policy.discounts)
-    ranked = rank(scored, context, position.current)
+    combined = None if kept is None or applied else kept.combined(policy.discounts)
+    if combined is None:
+        combined = _combined(prepared, screened, eligible, policy)
+        if kept is not None:
+            if applied:
+                kept.forget_combined()
+            else:
+                kept.keep_combined(policy.discounts, combined)
+    ranked, by_id, results = combined.ranked, combined.by_id, combined.results
     occasion = Occasion(request.trigger, now, prepared.descriptor.remaining_horizon)
     judgement = judge(ranked, position, context, occasion)
-    by_id = {entry.csci_id: (index + 1, entry) for index, entry in enumerate(ranked)}
-    results = _results(screened, by_id)
     rung = FallbackRung.DEGRADE_WITHIN_CLASS if applied else None
     if rung is None and judgement.constraint_violated:
         rung = FallbackRung.MOVE_WORK
@@ -199,7 +243,7 @@ def evaluate(
         stability=judgement.stability,
         fallback_rung=rung,
         degradation_applied=tuple(applied),
-        qualified=_qualified(results),
+        qualified=combined.qualified,
     )
 
 

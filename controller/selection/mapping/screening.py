@@ -64,7 +64,8 @@ class _Checks:
         comparison, required, observed = text if isinstance(text, tuple) else text()
         if holds is None or not satisfies(condition):
             relation = (comparison, required)
-            condition = condition or ValueCondition.UNKNOWN
+            if condition is None or satisfies(condition):  # no value, usable metadata
+                condition = ValueCondition.UNKNOWN
             self.found.append(unusable(self.csci_id, constraint, condition, relation))
         else:
             self.found.append(

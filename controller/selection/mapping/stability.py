@@ -15,6 +15,7 @@ They apply to every trigger except T6 and T8. An unquantified change cost means 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from controller.selection.mapping.combination import Scored
@@ -127,7 +128,7 @@ def _sustained(
 
 
 def judge(
-    ranked: list[Scored],
+    ranked: Sequence[Scored],
     position: SessionPosition,
     context: SelectionContext,
     occasion: Occasion,

@@ -161,7 +161,7 @@ class ResourceView:
 
     def __post_init__(self) -> None:
         """Summarize the metadata of every group once per view, not once per decision."""
-        metas = list(_group_metas(self))
+        metas = list(group_metas(self))
         clean = all(meta.clean for meta in metas)
         until = min((meta.expires_at for meta in metas), default=math.inf)
         oldest = min(
@@ -188,7 +188,8 @@ class ResourceView:
         return max_age is None or now - self.oldest <= max_age
 
 
-def _group_metas(view: ResourceView) -> Iterator[Metadata]:
+def group_metas(view: ResourceView) -> Iterator[Metadata]:
+    """The metadata of every group of the view (its state elements aside)."""
     for path in view.paths:
         yield path.meta
         if path.delay is not None:

@@ -19,6 +19,7 @@ from controller.agent_selection.forwarders import ForwarderSteering
 from controller.agent_selection.steering import SteeringInstruction
 from controller.app import install_cps
 from controller.datastore.api import Registrations
+from controller.heap import Settled
 from controller.model import Schema
 from controller.server import Composed, Host, ServeSettings
 from controller.service_metrics import ServiceMetrics
@@ -223,4 +224,4 @@ def test_install_cps_starts_agent_selection_before_the_steering_workers(tmp_path
     hosted = install_cps(Registrations(), host)
     assert isinstance(hosted, Composed)
     kinds = [type(part) for part in hosted.parts]
-    assert kinds == [ServiceMetrics, AgentSelection, SteeringService]
+    assert kinds == [ServiceMetrics, AgentSelection, SteeringService, Settled]  # heap last

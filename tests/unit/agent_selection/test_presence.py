@@ -81,3 +81,23 @@ def test_a_lost_subscription_forgets_and_an_answer_asked_before_it_stood_is_not_
     early = cache.answered(CSMA, TENANT, _answer(T0 + 4, A=[("kv", "present")]), T0 + 4, T0 + 6)
     assert early is None  # asked at T0+4, before the subscription stood at T0+5
     assert cache.plan(CSMA, [A], TENANT, [KV], T0 + 6).ask == [A]
+
+
+def test_m42_a_candidate_relied_on_is_asked_again_once_a_notice_makes_a_key_unknown() -> None:
+    """The plan remembers, per candidate, when its keys were learned; every change of its
+    facts makes it look again (a decision must never rely on what was notified unknown)."""
+    cache = PresenceCache(lifetime=60.0)
+    cache.up(CSMA, T0)
+    answer = _answer(T0 + 1, A=[("kv", "present"), ("docs", "absent")])
+    cache.answered(CSMA, TENANT, answer, T0 + 1, T0 + 1)
+    first = cache.plan(CSMA, [A], TENANT, [KV, DOCS], T0 + 2)
+    assert list(first.cached) == [A]
+    assert cache.plan(CSMA, [A], TENANT, [KV, DOCS], T0 + 3) is first  # nothing changed
+    assert cache.plan(CSMA, [A], TENANT, [KV], T0 + 3) is not first  # other keys
+    notice = {"csci-id": "A", "tenant": TENANT, "element": [_element("docs", "unknown", T0 + 4)]}
+    cache.notified(CSMA, notice, T0 + 4)
+    plan = cache.plan(CSMA, [A], TENANT, [KV, DOCS], T0 + 5)
+    assert (plan.cached, plan.ask, plan.keys) == ({}, [A], [DOCS])
+    cache.answered(CSMA, TENANT, _answer(T0 + 6, A=[("docs", "present")]), T0 + 6, T0 + 6)
+    assert list(cache.plan(CSMA, [A], TENANT, [KV, DOCS], T0 + 7).cached) == [A]
+    assert cache.plan(CSMA, [A], TENANT, [KV, DOCS], T0 + 31.5).ask == [A]  # kv: 30.5 s old

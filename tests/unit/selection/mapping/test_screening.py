@@ -18,6 +18,7 @@ from controller.selection.mapping.vocabulary import (
     BudgetDimension,
     BudgetKind,
     CommunicationMode,
+    Confidence,
     DeterminismClass,
     Element,
     ElementClass,
@@ -276,3 +277,14 @@ def test_m28_a_copy_its_holder_keeps_in_place_is_not_moved_to_another_candidate(
         descriptor(working_set=(memory,)), [near, candidate("H", delay=0.9, state=held("memory"))]
     )
     assert free.selected == "X"
+
+
+def test_m20_an_estimated_group_without_the_value_leaves_it_unknown() -> None:
+    """A capability estimated by its source but naming no tier: the tier is unknown (it
+    failed with a KeyError: an estimate has no exclusion reason of its own)."""
+    no_tier = candidate("A", tier=None, capability_meta=meta(confidence=Confidence.ESTIMATED))
+    result = run(descriptor(), [no_tier, candidate("B")])
+    assert result.eligible == ("B",)
+    assert _reasons(result.result("A").exclusions) == [
+        (Reason.VALUE_UNKNOWN, Element.CAPABILITY_TIER)
+    ]
