@@ -139,23 +139,38 @@ def _condition(
 
 
 def _scan(prepared: PreparedWorkingSet, view: ResourceView, now: Timestamp) -> _Held:
-    """Probe the working set for each copy the candidate reports present or unknown (the
-    view keeps those apart once, so the copies reported absent cost nothing per decision).
+    """Match the working set against the copies the candidate reports, walking the smaller
+    side: the copies reported present or unknown (the view sets them apart once, so the
+    copies reported absent cost nothing per decision), or, when the candidate holds more
+    than the step needs (a KV cache of thousands of blocks), one probe per element.
 
     A fresh present copy of an element without its own age need, whose retrieval cost is
     known (zero in accelerator memory), is counted inline; anything else goes through
     :func:`_doubt` and :func:`_hold`.
     """
-    reported = view.reported  # an absent copy is simply absent (whatever its freshness)
-    if not reported:
+    state = view.state
+    if not state:
         return _NOTHING_HELD
     elements = prepared.elements
+    if len(elements) < len(state):
+        found = state.get
+        matched = [
+            (key, element, seen)
+            for key, element in elements.items()
+            if (seen := found(key)) is not None and seen.presence is not Presence.ABSENT
+        ]
+    else:
+        reported = view.reported  # an absent copy is simply absent (whatever its freshness)
+        matched = [
+            (key, element, seen)
+            for key, seen in reported
+            if (element := elements.get(key)) is not None
+        ]
+    if not matched:
+        return _NOTHING_HELD
     fresh = now <= view.state_fresh_until
     held = _Held()
-    for key, seen in reported:
-        element = elements.get(key)
-        if element is None:
-            continue
+    for key, element, seen in matched:
         size = element.element_size
         in_accelerator = seen.residency is ResidencyTier.ACCELERATOR_MEMORY
         if not (
