@@ -211,6 +211,37 @@ def _count(
         sums[_TOKENS] += element.tokens_to_reprocess
 
 
+class Scans:
+    """The copies every candidate holds of one working set at one instant, scanned once per
+    decision: :func:`held_somewhere` scans the candidates to learn the sources, and each
+    candidate's :func:`plan` reads the same scan. Lives for one decision (it keeps the views
+    it scanned, so an identity is never reused while it is kept)."""
+
+    __slots__ = ("_elements", "_found", "_now")
+
+    def __init__(self, prepared: PreparedWorkingSet, now: Timestamp) -> None:
+        self._elements = prepared.elements
+        self._now = now
+        self._found: dict[int, tuple[ResourceView, _Held]] = {}
+
+    def scan(self, prepared: PreparedWorkingSet, view: ResourceView, now: Timestamp) -> _Held:
+        """The scan of ``view`` (made once; another working set or instant is scanned anew)."""
+        if prepared.elements is not self._elements or now != self._now:
+            return _scan(prepared, view, now)
+        known = self._found.get(id(view))
+        if known is not None and known[0] is view:
+            return known[1]
+        held = _scan(prepared, view, now)
+        self._found[id(view)] = (view, held)
+        return held
+
+    def plan(
+        self, csci_id: CsciId, prepared: PreparedWorkingSet, view: ResourceView, link: Link
+    ) -> StoragePlan:
+        """:func:`plan` at the decision's instant, from its scan of ``view``."""
+        return _valued(csci_id, prepared, self.scan(prepared, view, self._now), link)
+
+
 def _missing(total: Totals, held: _Held, index: int) -> int | None:
     known, unknown = held.sums[index], held.sums[index + 1]
     if total.unknown - unknown > 0:
@@ -339,7 +370,11 @@ def plan(
     csci_id: CsciId, prepared: PreparedWorkingSet, view: ResourceView, link: Link, now: Timestamp
 ) -> StoragePlan:
     """Value the storage dimension of one candidate element by element (P5, 6.8 step 2)."""
-    held = _scan(prepared, view, now)
+    return _valued(csci_id, prepared, _scan(prepared, view, now), link)
+
+
+def _valued(csci_id: CsciId, prepared: PreparedWorkingSet, held: _Held, link: Link) -> StoragePlan:
+    """The storage plan of a candidate whose state was scanned into ``held``."""
     missing_bytes, transfer, recompute = _costs(prepared, held, link)
     cost = state_cost(transfer, recompute)
     exclusions: tuple[Exclusion, ...] = ()
@@ -365,18 +400,23 @@ def plan(
 
 
 def held_somewhere(
-    prepared: PreparedWorkingSet, views: Iterable[ResourceView], now: Timestamp
+    prepared: PreparedWorkingSet,
+    views: Iterable[ResourceView],
+    now: Timestamp,
+    scans: Scans | None = None,
 ) -> tuple[set[Key], set[Key]]:
     """The working-set elements some candidate holds usably, split into those a transfer can
     take from a holder and those every holder keeps in place ('stay-in-place' governance of
-    the copy, M28). Stops once every element has a holder that lets it move."""
+    the copy, M28). Stops once every element has a holder that lets it move. The scans are
+    kept in ``scans`` for the candidates' plans."""
+    scan = _scan if scans is None else scans.scan
     movable: set[Key] = set()
     pinned: set[Key] = set()
     wanted = len(prepared.elements)
     for view in views:
         if not view.state:
             continue
-        for key in _scan(prepared, view, now).keys:
+        for key in scan(prepared, view, now).keys:
             if view.state[key].may_not_move:
                 pinned.add(key)
             else:
