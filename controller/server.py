@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,24 +26,16 @@ from controller.admin import register as register_admin
 from controller.audit import Event, SqliteAudit, SqliteHistory
 from controller.auth import LocalUsers, LoginSettings
 from controller.auth.logins import LOGINS_PATH
-from controller.auth.policy import read_only_rule_list
 from controller.datastore.api import (
     SYSTEM,
-    DatastoreName,
-    Edit,
-    EditOperation,
-    InsertWhere,
     Principal,
-    ReadRequest,
     Registrations,
-    Revision,
 )
 from controller.datastore.core import Core, CoreSettings
-from controller.datastore.nacm import NACM_PATH
 from controller.datastore.secrets import load_key
-from controller.datastore.statelock import LOCK_NAME, StateLock
+from controller.datastore.statelock import StateLock
 from controller.errors import CatsError
-from controller.model import Encoding, Schema
+from controller.model import Schema
 from controller.model.codec import NotificationCodec
 from controller.model.paths import PathResolver
 from controller.model.schema import SERVER_FEATURES, SERVER_MODULES, modules_in, project_yang_dir
@@ -63,6 +54,12 @@ from controller.restconf.resources import Restconf, ServerInfo
 from controller.restconf.server import ListenSettings, RestconfServer
 from controller.restconf.streams import MONITORING, monitoring_state
 from controller.restconf.wsgi import create_app
+from controller.statedir import (
+    ensure_read_only_groups,
+    is_new_state_dir,
+    private_state_dir,
+    seed_running,
+)
 from controller.types import DataPath
 
 if TYPE_CHECKING:
@@ -179,62 +176,12 @@ class Composed:
             part.close()
 
 
-def private_state_dir(state_dir: Path) -> None:
-    """Create the state directory readable by its owner only (0700), or make an existing one
-    so: it holds the datastores, host keys and the secrets' key."""
-    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    mode = stat.S_IMODE(state_dir.stat().st_mode)
-    if mode & 0o077:
-        state_dir.chmod(0o700)
-        LOG.warning("state directory %s was mode %o; now 0700", state_dir, mode)
-
-
-def is_new_state_dir(state_dir: Path) -> bool:
-    """Whether a state directory holds nothing yet but its lock (``--init-data`` applies only
-    then)."""
-    return not state_dir.is_dir() or all(path.name == LOCK_NAME for path in state_dir.iterdir())
-
-
-def ensure_read_only_groups(core: Core, groups: Sequence[str]) -> None:
-    """``--read-only-group``: put the rule-list that denies every write to each group first in
-    running's NACM rule-lists, when it is not there yet (logged when added)."""
-    for group in groups:
-        rule_list = read_only_rule_list(group)
-        path = DataPath(f"{NACM_PATH}/rule-list[name='{rule_list['name']}']")
-        if core.read(ReadRequest(DatastoreName.RUNNING, path), SYSTEM).document:
-            continue
-        document = json.dumps({"ietf-netconf-acm:rule-list": [rule_list]})
-        edit = Edit(EditOperation.CREATE, path, document, Encoding.JSON, where=InsertWhere.FIRST)
-        core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
-        LOG.info("nacm: added rule-list %s first: group %s may not write", path, group)
-
-
 def _join(settings: ServeSettings) -> Membership:
     """``--cluster``: join it (etcd's client is imported only then)."""
     from controller.cluster.membership import Membership  # noqa: PLC0415
 
     assert settings.cluster is not None
     return Membership(settings.cluster, settings.node_id, load_key(settings.state_dir))
-
-
-def seed_running(core: Core, init_data: Path) -> Revision | None:
-    """Replace running with the ``--init-data`` document (JSON, or XML by its suffix); in a
-    cluster only while the cluster holds no commit yet (one replica seeds it)."""
-    if core.replication is not None and core.applied > 0:
-        LOG.info("--init-data %s ignored: the cluster already holds a configuration", init_data)
-        return None
-    encoding = Encoding.XML if init_data.suffix.lower() == ".xml" else Encoding.JSON
-    text = init_data.read_text(encoding="utf-8")
-    LOG.info("seeding running from %s", init_data)
-    edit = Edit(EditOperation.REPLACE, DataPath("/"), text, encoding)
-    with audit.annotated(operation="init-data", comment=f"seeded from {init_data.name}"):
-        try:
-            return core.edit(DatastoreName.RUNNING, [edit], SYSTEM)
-        except CatsError as exc:
-            if core.replication is None or exc.items[0].tag != "in-use":
-                raise
-            LOG.info("--init-data %s ignored: another replica seeded the cluster", init_data)
-            return None
 
 
 def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:

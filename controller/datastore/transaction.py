@@ -28,7 +28,13 @@ from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.indexes import descendants
 from controller.datastore.journal import Ticket
 from controller.datastore.tree import Tree
-from controller.datastore.undo import UndoKind, UndoLog, UndoRecord, next_sibling_path
+from controller.datastore.undo import (
+    UndoKind,
+    UndoLog,
+    UndoRecord,
+    next_instance_path,
+    next_sibling_path,
+)
 from controller.errors import CatsError, ErrorItem
 from controller.model import nodes
 from controller.model.nodes import Node
@@ -160,7 +166,7 @@ class Applier:
             return
         path = nodes.path_of(existing)
         self.guard.changes(access.changes(None, existing, replace=True))
-        record = UndoRecord(UndoKind.RESTORE, path, None, next_sibling_path(existing))
+        record = UndoRecord(UndoKind.RESTORE, path, None, next_instance_path(existing))
         self.tree.unlink(existing)
         record.saved = existing  # the unlinked subtree itself is the undo copy
         self.undo.add(record)
@@ -194,7 +200,7 @@ class Applier:
             self.guard.changes(access.changes(value, existing, replace=replace))
         old = nodes.dup(existing)
         before = next_sibling_path(existing)
-        self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, before))
+        self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, next_instance_path(existing)))
         if edit.operation is EditOperation.REPLACE:
             self.tree.free(existing)
             self._merge(top)

@@ -34,7 +34,7 @@ class UndoRecord:
     kind: UndoKind
     path: DataPath
     saved: Node = None
-    before: DataPath | None = None  # the next sibling, for ordered-by user entries
+    before: DataPath | None = None  # the next instance of the same list, where it was
 
 
 class UndoLog:
@@ -84,21 +84,49 @@ class UndoLog:
             self._place(current, record.path, record.before)
 
     def _place(self, node: Node, path: DataPath, before: DataPath | None) -> None:
-        """Link a detached node back under its parent, before ``before`` when that exists."""
+        """Link a detached node back under its parent, before ``before`` when that exists.
+
+        libyang inserts only ordered-by user entries at a position; an ordered-by system
+        entry is appended after its list's instances, so the instances from ``before`` on are
+        taken out and appended again after it (the list's order is then as it was: an undone
+        transaction leaves no trace, and replicas that undo and replicas that never applied
+        agree, RFC 7950 7.7.7 leaving the order to the server but not to chance).
+        """
         neighbour = self._find(before) if before is not None else None
-        if neighbour is not None:
+        if neighbour is not None and nodes.is_user_ordered(node):
             self._tree.move_before(neighbour, node)
             return
         parent_path = datapath.parent(path)
         parent = None if parent_path == datapath.ROOT else self._find(parent_path)
+        following = self._instances_from(neighbour) if neighbour is not None else []
+        for instance in following:
+            self._tree.unlink(instance)
         self._tree.link(parent, node)
+        for instance in following:
+            self._tree.link(parent, instance)
+
+    @staticmethod
+    def _instances_from(node: Node) -> list[Node]:
+        """``node`` and the instances of its list (or leaf-list) that follow it."""
+        found = [node]
+        following = node.next
+        while following and following.schema == node.schema:
+            found.append(following)
+            following = following.next
+        return found
 
 
 def next_sibling_path(node: Node) -> DataPath | None:
     """The path of the next instance of the same ordered-by user list, if any."""
     if not nodes.is_user_ordered(node):
         return None
+    return next_instance_path(node)
+
+
+def next_instance_path(node: Node) -> DataPath | None:
+    """The path of the next instance of the same list or leaf-list (any order), if any: where
+    an undone change puts the entry back."""
     following = node.next
-    if following and following.schema == node.schema:
+    if following and following.schema == node.schema:  # only list instances repeat
         return nodes.path_of(following)
     return None

@@ -248,3 +248,21 @@ def read_top(core: Core) -> dict[str, list[dict[str, str]]]:
     assert isinstance(found, dict)
     top: dict[str, list[dict[str, str]]] = found["core-test:top"]
     return top
+
+
+def test_an_undone_transaction_keeps_the_order_of_a_system_ordered_list(core: Core) -> None:
+    for key in (2, 3, 4):
+        core.edit(RUNNING, [create(item_path(key), item(key))], SYSTEM)
+    before = read_json(core, None)
+    assert isinstance(before, dict)
+    assert [i["id"] for i in before["core-test:top"]["item"]] == [1, 2, 3, 4]
+    error = refused(
+        core,
+        Edit(EditOperation.DELETE, item_path(1)),
+        Edit(EditOperation.DELETE, item_path(2)),
+        Edit(EditOperation.REPLACE, item_path(3), document(item_path(3), item(3, lo=7))),
+        Edit(EditOperation.DELETE, item_path(4)),
+        create(item_path(9), item(9, pool="nope")),  # refused: the whole transaction is undone
+    )
+    assert error.items[0].tag == "data-missing"
+    assert read_json(core, None) == before
