@@ -18,9 +18,10 @@ from controller.selection.mapping.findings import Effect, Exclusion, QualifiedVa
 from controller.selection.mapping.points import decision_point
 from controller.selection.mapping.prepared import Prepared, prepare
 from controller.selection.mapping.record import CandidateResult, Evaluation
+from controller.selection.mapping.scan import Scans
 from controller.selection.mapping.screening import screen
 from controller.selection.mapping.stability import judge
-from controller.selection.mapping.storage import Scans, held_somewhere
+from controller.selection.mapping.storage import held_somewhere
 from controller.selection.mapping.tail import degrade, failure
 from controller.selection.mapping.valuation import Valuation, measure, value
 from controller.selection.mapping.view import Candidate

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from controller.selection.mapping.findings import QualifiedValue, reported
 from controller.selection.mapping.prepared import Prepared
-from controller.selection.mapping.storage import Link, Scans, StoragePlan, plan
+from controller.selection.mapping.scan import Scans, scan
+from controller.selection.mapping.storage import Link, StoragePlan, valued
 from controller.selection.mapping.values import Distribution, Metadata, Reading, satisfies
 from controller.selection.mapping.view import Candidate, PathView
 from controller.selection.mapping.vocabulary import Element, ValueCondition
@@ -179,6 +180,8 @@ def measure(
     window = view.transfer_window
     link = Link(bw, rtt, prefill, window is None or window.open_at(now))
     endpoints, slowest = _endpoints(candidate, prepared, reader)
+    working = prepared.working_set
+    held = scan(working, view, now) if scans is None else scans.scan(working, view, now)
     return Measures(
         reader,
         path,
@@ -189,9 +192,7 @@ def measure(
         reader.at(view.queue_delay),
         reader.at(view.step_latency),
         _artifact_load(candidate),
-        plan(candidate.csci_id, prepared.working_set, view, link, now)
-        if scans is None
-        else scans.plan(candidate.csci_id, prepared.working_set, view, link),
+        valued(candidate.csci_id, working, held, link),
     )
 
 

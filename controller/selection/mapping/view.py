@@ -182,7 +182,7 @@ class ResourceView:
     @property
     def reported(self) -> tuple[tuple[tuple[TenantId, ReuseKey], StateElementView], ...]:
         """The copies reported present or unknown, set apart from the absent ones once per
-        view, when a decision first walks the state (:func:`storage._scan` walks the smaller
+        view, when a decision first walks the state (:func:`scan.scan` walks the smaller
         of the state and the working set)."""
         if self._reported is None:
             held = tuple(
