@@ -3,20 +3,38 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from controller import __version__
-from controller.cli_serve import add_parsers as add_serve_parsers
-from controller.cli_state import add_parsers as add_state_parsers
-from controller.console.cli import add_parsers as add_console_parsers
-from controller.demo.cli import add_parsers as add_demo_parsers
 from controller.errors import CatsError
-from controller.evaluate.cli import add_parsers as add_evaluate_parsers
 from controller.model import Encoding, InstanceKind, ModelError, Schema
-from controller.operator.commands import add_parsers as add_operator_parsers
+
+#: The module whose ``add_parsers`` builds each command's parser, in the order of the help.
+#: A command line builds only its own command's parser (the full help builds them all), so
+#: ``catsctl csma`` does not import the server's stack nor ``catsctl serve`` the operator's
+#: HTTP client. The agents' modules are the one place the controller package reaches the
+#: agents, and only by name, when their command runs.
+COMMAND_MODULES: dict[str, str] = {
+    "demo": "controller.demo.cli",
+    "evaluate": "controller.evaluate.cli",
+    "serve": "controller.cli_serve",
+    "state": "controller.cli_state",
+    "cnma": "agents.cnma.cli",
+    "csma": "agents.csma.cli",
+    "forwarder": "agents.forwarder.cli",
+    "gateway": "agents.gateway.cli",
+    "sci": "agents.sci.cli",
+    "service-instance": "agents.service_instance.cli",
+    "show": "controller.operator.commands",
+    "config": "controller.operator.commands",
+    "explain": "controller.operator.commands",
+    "audit": "controller.operator.commands",
+    "console": "controller.console.cli",
+}
 
 
 def _cmd_hash_password(args: argparse.Namespace) -> int:
@@ -52,15 +70,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every sub-command."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``command`` alone when it is one of :data:`COMMAND_MODULES`,
+    else of every sub-command."""
     parser = argparse.ArgumentParser(prog="catsctl", description=__doc__)
     parser.add_argument("--version", action="version", version=f"catsctl {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    add_demo_parsers(commands)
-    add_evaluate_parsers(commands)
-
+    if command in COMMAND_MODULES:
+        importlib.import_module(COMMAND_MODULES[command]).add_parsers(commands)
+        return parser
+    modules = list(dict.fromkeys(COMMAND_MODULES.values()))
+    for module in modules[:2]:  # demo, evaluate
+        importlib.import_module(module).add_parsers(commands)
     validate = commands.add_parser(
         "validate", help="validate YANG instance documents (JSON or XML) against the CATS modules"
     )
@@ -69,12 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-t", "--type", choices=[kind.value for kind in InstanceKind], default="data"
     )
     validate.set_defaults(handler=_cmd_validate)
-    add_serve_parsers(commands)
-    add_state_parsers(commands)
-    _add_agents(commands)
-    add_operator_parsers(commands)
-    add_console_parsers(commands)
-
+    for module in modules[2:]:
+        importlib.import_module(module).add_parsers(commands)
     hashing = commands.add_parser(
         "hash-password", help="print a $6$ crypt hash for an ietf-system user's password"
     )
@@ -85,24 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_agents(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The agents' sub-commands. The one place the controller package imports the agents, and
-    only here, when the command line is built (each agent's ``cli`` imports the agent itself
-    only when its command runs)."""
-    from agents.cnma.cli import add_parsers as add_cnma  # noqa: PLC0415
-    from agents.csma.cli import add_parsers as add_csma  # noqa: PLC0415
-    from agents.forwarder.cli import add_parsers as add_forwarder  # noqa: PLC0415
-    from agents.gateway.cli import add_parsers as add_gateway  # noqa: PLC0415
-    from agents.sci.cli import add_parsers as add_sci  # noqa: PLC0415
-    from agents.service_instance.cli import add_parsers as add_instance  # noqa: PLC0415
-
-    for add in (add_cnma, add_csma, add_forwarder, add_gateway, add_sci, add_instance):
-        add(commands)
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command a command line names (catsctl's own options take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``catsctl`` console script."""
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(_command_of(words)).parse_args(words)
     os.umask(0o077)  # state files, host keys, journals and logs: readable by their owner only
     try:
         code: int = args.handler(args)

@@ -34,7 +34,7 @@ def _overrides(args: argparse.Namespace, config: CnmaConfig) -> CnmaConfig:
         url=args.cps_url,
         username=args.username,
         password=password_flag(args.password_file),
-        heartbeat=args.heartbeat,
+        heartbeat_ms=args.heartbeat_ms,
     )
 
 
@@ -72,6 +72,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``cnma`` sub-command to ``catsctl``."""
     cnma = commands.add_parser(
         "cnma",
+        allow_abbrev=False,  # --heartbeat (seconds, before) must not pass as --heartbeat-ms
         formatter_class=DefaultsShown,
         help="run the C-NMA: report network path metrics (NST) to the C-PS",
         description=__doc__,
@@ -88,7 +89,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     add_login_arguments(cnma, "C-NMA")
     cnma.add_argument(
-        "--heartbeat", type=float, metavar="SECONDS", help="interval of the full reports"
+        "--heartbeat-ms",
+        type=int,
+        metavar="MS",
+        help="milliseconds between full reports (replaces reporting/heartbeat-ms)",
     )
     cnma.add_argument("--check", action="store_true", help="validate the configuration and exit")
     add_operations_arguments(cnma, "cnma")

@@ -135,9 +135,10 @@ def with_overrides(
     url: str | None = None,
     username: str | None = None,
     password: str | None = None,
-    heartbeat: float | None = None,
+    heartbeat_ms: int | None = None,
 ) -> CnmaConfig:
-    """Command-line flags win over the file."""
+    """Command-line flags win over the file; ``heartbeat_ms`` in milliseconds, as
+    ``reporting/heartbeat-ms`` (docs/yang-conventions.md, Units)."""
     cps = replace(
         config.cps,
         url=(url or config.cps.url).rstrip("/"),
@@ -145,9 +146,10 @@ def with_overrides(
         password=password or config.cps.password,
     )
     reporting = config.reporting
-    if heartbeat is not None:
-        if not heartbeat >= reporting.interval > 0:
-            message = f"the heartbeat must be at least the interval ({reporting.interval} s)"
-            raise ConfigError.at("--heartbeat", message)
-        reporting = replace(reporting, heartbeat=heartbeat)
+    if heartbeat_ms is not None:
+        interval_ms = round(reporting.interval * 1000)
+        if not heartbeat_ms >= interval_ms > 0:
+            message = f"the heartbeat must be at least reporting/interval-ms ({interval_ms})"
+            raise ConfigError.at("--heartbeat-ms", message)
+        reporting = replace(reporting, heartbeat=heartbeat_ms / 1000)
     return replace(config, cps=cps, reporting=reporting)

@@ -7,7 +7,9 @@ reports). Periodic only: an advertisement states a freshness bound of three inte
 SCI reports arrive far faster than the C-PS's advertisement rate limit allows. Sequence
 numbers persist in ``STATE_DIR/advertising`` (agents.common.sequence). A refusal is logged
 item by item; a C-PS that does not serve agent selection (operation-not-supported) is logged
-once; either way, and when the C-PS is unreachable, the next interval asks again.
+once; either way, and when the C-PS is unreachable, the next interval asks again. Each attempt
+counts in ``cats_csma_advertisements_total`` by result (sent: accepted by the C-PS; refused;
+unsupported; unreachable) on the management listener's /metrics.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from prometheus_client import Counter
+
 from agents.common.restconf import RefusedError, Transport, UnreachableError
 from agents.common.sequence import SequenceStore
 from agents.csma.capability import MODULE, OPERATION, Advertised, advertisement
@@ -24,6 +28,11 @@ from agents.csma.config import CsmaConfig
 from agents.csma.values import Entry, EntryKey
 
 LOG = logging.getLogger("agents.csma.advertiser")
+ADVERTISEMENTS = Counter(
+    "cats_csma_advertisements_total",
+    "advertise-capability (MSG-4) attempts by result",
+    ["result"],
+)
 Snapshot = Callable[[], Mapping[EntryKey, Entry]]
 
 
@@ -71,17 +80,21 @@ class Advertiser:
         try:
             self._transport.invoke(MODULE, OPERATION, members)
         except UnreachableError as exc:
+            ADVERTISEMENTS.labels("unreachable").inc()
             LOG.warning("advertise-capability: C-PS unreachable: %s", exc)
             return
         except RefusedError as exc:
             if exc.items[0].tag == "operation-not-supported":
+                ADVERTISEMENTS.labels("unsupported").inc()
                 if not self._unsupported_logged:
                     LOG.warning("the C-PS does not serve advertise-capability; asked again later")
                     self._unsupported_logged = True
                 return
+            ADVERTISEMENTS.labels("refused").inc()
             for item in exc.items:
                 LOG.error("advertise-capability refused: %s", item)
             return
+        ADVERTISEMENTS.labels("sent").inc()
         self.sent += 1
         LOG.info(
             "advertise-capability %s: %d instances",

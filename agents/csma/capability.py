@@ -2,12 +2,16 @@
 
 What a C-SMA knows of each instance it answers for: from its configuration what the instance
 offers (``[instances.capability]``: tier, context window, modes, precisions, prefill rate,
-accelerator memory, the model artifact) and from its SCIs' reports how the instance performs
-(the Computing Time of the instance's entry, as the step latency's mean: the SCI measures a
-mean, never a tail, so no percentile is claimed). :func:`advertisement` builds the
-``advertise-capability`` input; every part carries its observation time, a freshness bound,
-the C-SMA as its source and a confidence (7.4): configured values are ``asserted``, the step
-latency keeps the confidence of the Computing Time it comes from. Pure: values in, JSON out.
+accelerator memory and free capacity, the model artifact, and where the operator states them
+the queue delay and step latency distributions) and from its SCIs' reports how the instance
+performs (the Computing Time of the instance's entry, as the step latency's mean: the SCI
+measures a mean, never a tail, so no percentile is claimed). A stated step latency is
+advertised instead of the measured mean: a mean never stands for the percentile an objective
+asks for (7.5, M33), so replacing a stated p95 by it would only make the value unusable.
+:func:`advertisement` builds the ``advertise-capability`` input; every part carries its
+observation time, a freshness bound, the C-SMA as its source and a confidence (7.4):
+configured values are ``asserted``, a measured step latency keeps the confidence of the
+Computing Time it comes from. Pure: values in, JSON out.
 """
 
 from __future__ import annotations
@@ -22,6 +26,25 @@ from controller.types import CsciId, CsId, Json
 
 MODULE = "ietf-cats-agent-selection"
 OPERATION = "advertise-capability"
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """A stated latency distribution (``stated-latency``): milliseconds."""
+
+    median: Decimal | None
+    p95: Decimal | None
+    window_ms: int = 60_000
+
+    def json(self) -> Json:
+        """The agent model's latency-distribution members."""
+        return _some(
+            (
+                ("median", None if self.median is None else f"{self.median:.3f}"),
+                ("p95", None if self.p95 is None else f"{self.p95:.3f}"),
+                ("window", str(self.window_ms)),
+            )
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +63,9 @@ class Capability:
     weights: int | None = None
     resident: bool = True
     load_rate: Decimal | None = None
+    free_capacity: Decimal | None = None
+    queue_delay: Latency | None = None
+    step_latency: Latency | None = None
 
 
 def _decimal(entry: Json, name: str) -> Decimal | None:
@@ -52,8 +78,15 @@ def _integer(entry: Json, name: str) -> int | None:
     return None if value is None else int(value)
 
 
+def _latency(entry: Json, name: str) -> Latency | None:
+    stated = entry.get(name)
+    if stated is None:
+        return None
+    return Latency(_decimal(stated, "median"), _decimal(stated, "p95"), int(stated["window-ms"]))
+
+
 def read_capability(entry: Json) -> Capability:
-    """A validated ``capability`` container (cats-csma-config)."""
+    """A validated ``capability`` container (cats-csma-config), defaults filled in."""
     return Capability(
         entry.get("tier"),
         _integer(entry, "context-window"),
@@ -64,6 +97,9 @@ def read_capability(entry: Json) -> Capability:
         _integer(entry, "weights"),
         entry["resident"],
         _decimal(entry, "load-rate"),
+        _decimal(entry, "free-capacity"),
+        _latency(entry, "queue-delay"),
+        _latency(entry, "step-latency"),
     )
 
 
@@ -107,7 +143,11 @@ def _configured(c: Capability, meta: Json) -> Json:
             (
                 ("precision", [f"{MODULE}:{p}" for p in c.precisions]),
                 ("memory-free", None if c.memory_free is None else str(c.memory_free)),
+                ("free-capacity", None if c.free_capacity is None else f"{c.free_capacity:.4f}"),
             )
+        ),
+        "waiting-work": _some(
+            (("queue-delay", None if c.queue_delay is None else {**c.queue_delay.json(), **meta}),)
         ),
         "token-rate": _some(
             (("prefill-rate", None if c.prefill_rate is None else f"{c.prefill_rate:.3f}"),)
@@ -119,6 +159,7 @@ def _configured(c: Capability, meta: Json) -> Json:
                 ("load-rate", None if c.load_rate is None else f"{c.load_rate:.3f}"),
             )
         ),
+        "step-latency": {} if c.step_latency is None else c.step_latency.json(),
     }
     return {name: {**part, **meta} for name, part in parts.items() if part}
 
@@ -144,7 +185,7 @@ def advertisement(
         if instance.capability is not None:
             computing.update(_configured(instance.capability, _meta(now, name, bound_ms)))
         entry = entries.get((instance.cs_id, instance.csci_id))
-        if entry is not None and entry.gas > 0:
+        if entry is not None and entry.gas > 0 and "step-latency" not in computing:
             computing.update(_measured(entry, now, name, bound_ms))
         if computing:
             candidates.append({"csci-id": instance.csci_id, "computing": computing})

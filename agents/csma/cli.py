@@ -38,7 +38,7 @@ def _overrides(args: argparse.Namespace, config: CsmaConfig) -> CsmaConfig:
         url=args.cps_url,
         username=args.username,
         password=password_flag(args.password_file),
-        heartbeat=args.heartbeat,
+        heartbeat_ms=args.heartbeat_ms,
         server=server,
     )
 
@@ -67,6 +67,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``csma`` sub-command to ``catsctl``."""
     csma = commands.add_parser(
         "csma",
+        allow_abbrev=False,  # --heartbeat (seconds, before) must not pass as --heartbeat-ms
         formatter_class=DefaultsShown,
         help="run a C-SMA: receive SCI reports, report the site to the C-PS, serve state",
         description=__doc__,
@@ -84,7 +85,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     csma.add_argument("--restconf-port", type=int, metavar="PORT")
     csma.add_argument("--netconf-port", type=int, metavar="PORT", help="0 turns NETCONF off")
     csma.add_argument(
-        "--heartbeat", type=float, metavar="SECONDS", help="interval of the heartbeat reports"
+        "--heartbeat-ms",
+        type=int,
+        metavar="MS",
+        help="milliseconds between heartbeats (replaces reporting/heartbeat-ms)",
     )
     csma.add_argument("--check", action="store_true", help="validate the configuration and exit")
     add_operations_arguments(csma, "csma")

@@ -179,10 +179,11 @@ def with_overrides(  # noqa: PLR0913 - one keyword per command-line flag
     url: str | None = None,
     username: str | None = None,
     password: str | None = None,
-    heartbeat: float | None = None,
+    heartbeat_ms: int | None = None,
     server: ServerConfig | None = None,
 ) -> CsmaConfig:
-    """The configuration with the command-line flags applied."""
+    """The configuration with the command-line flags applied; ``heartbeat_ms`` in milliseconds,
+    as ``reporting/heartbeat-ms`` (docs/yang-conventions.md, Units)."""
     cps = config.cps
     if url is not None:
         cps = replace(cps, url=url.rstrip("/"))
@@ -191,10 +192,10 @@ def with_overrides(  # noqa: PLR0913 - one keyword per command-line flag
     if password is not None:
         cps = replace(cps, password=password)
     reporting = config.reporting
-    if heartbeat is not None:
-        if heartbeat <= 0:
-            raise ConfigError.at("--heartbeat", "expected a positive number of seconds")
-        reporting = replace(reporting, heartbeat=heartbeat)
+    if heartbeat_ms is not None:
+        if heartbeat_ms <= 0:
+            raise ConfigError.at("--heartbeat-ms", "expected a positive number of milliseconds")
+        reporting = replace(reporting, heartbeat=heartbeat_ms / 1000)
     return replace(
         config,
         state_dir=state_dir or config.state_dir,

@@ -172,7 +172,8 @@ class CsmaService:
             thread.join(timeout=10)
 
     def reload(self, config: CsmaConfig) -> None:
-        """An operator's new configuration: users, reporting settings and the state seed."""
+        """An operator's new configuration: users, reporting settings, the state seed and the
+        capabilities (advertised at once)."""
         users_changed = config.users != self.config.users
         if not users_changed:  # the same logins: keep the hashes running has
             config = replace(config, users=self.config.users)
@@ -190,6 +191,7 @@ class CsmaService:
         if users_changed:
             self._seed_users()
         self._announce(before.view, view)
+        self.advertiser.wake.set()  # a changed capability goes out now, not an interval later
         LOG.info("configuration reloaded")
 
     def _seed_users(self) -> None:

@@ -126,7 +126,7 @@ def computing_time(
     ``estimator-rank`` percentile; ``trend-adjusted`` counts the newer half of the window
     twice. Failed requests are not response times of the service and are left out.
     """
-    window = settings.measurement_window_s
+    window = settings.measurement_window_ms / 1000
     kept = [
         (sample, health_weight(health.get(sample.si_id, Health.UNKNOWN), settings))
         for sample in samples

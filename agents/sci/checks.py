@@ -35,7 +35,7 @@ def performance_check(
 
     ``samples`` are this instance's dispatched requests within the measurement window; none
     means nothing exceeded a bound. A resource fails only after staying above its
-    utilization for ``duration`` seconds (e.g., CPU > 90 % for 30 s).
+    utilization for ``duration-ms`` (e.g., CPU > 90 % for 30 s).
     """
     failures: list[str] = []
     answered = [s for s in samples if s.ok]
@@ -55,7 +55,7 @@ def performance_check(
             continue
         began = above_since.get(threshold.resource, now)
         since[threshold.resource] = began
-        if now - began >= threshold.duration_s:
+        if (now - began) * 1000 >= threshold.duration_ms:
             failures.append(
                 f"{threshold.resource} {value:g} % > {threshold.utilization:g} % "
                 f"for {now - began:.0f} s"

@@ -2,7 +2,9 @@
 
 :func:`load_config` validates the file with libyang (controller.model) and then reads the
 validated RFC 7951 JSON with :func:`parse_config`, which applies the YANG defaults; a unit test
-checks these defaults against the module so the two cannot drift apart.
+checks these defaults against the module so the two cannot drift apart. Every configured
+duration is in milliseconds, as the module's ``...-ms`` leaves have it (docs/yang-conventions.md);
+the code divides by 1000 where it waits or compares with clock seconds.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class CollectionSettings:
     """``metric-collection`` (4.1, 4.2)."""
 
     method: str = "pull-based"
-    sampling_interval_s: int = 5
+    sampling_interval_ms: int = 5000
     stale_after: int = 3
 
 
@@ -65,7 +67,7 @@ class ResourceThreshold:
 
     resource: str
     utilization: float
-    duration_s: int = 30
+    duration_ms: int = 30_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +75,11 @@ class HealthSettings:
     """``health-monitoring`` (5.1, 5.2)."""
 
     liveness_method: str = "tcp-connect"
-    liveness_interval_s: int = 5
+    liveness_interval_ms: int = 5000
     liveness_timeout_ms: int = 2000
-    readiness_interval_s: int = 30
+    readiness_interval_ms: int = 30_000
     readiness_timeout_ms: int = 5000
-    performance_interval_s: int = 30
+    performance_interval_ms: int = 30_000
     response_time_threshold_ms: float | None = None
     error_rate_threshold: float | None = None
     resource_thresholds: tuple[ResourceThreshold, ...] = ()
@@ -96,7 +98,7 @@ class AggregationSettings:
     estimator: str = "load-weighted-mean"
     estimator_rank: float = 95.0
     degraded_weight: float = 50.0
-    measurement_window_s: int = 10
+    measurement_window_ms: int = 10_000
     health_batch_window_ms: int = 1000
 
 
@@ -130,7 +132,7 @@ class AffinitySettings:
     flow_key: tuple[str, ...] = FIVE_TUPLE
     session_cookie: str | None = None
     session_header: str | None = None
-    binding_timeout_s: int = 120
+    binding_timeout_ms: int = 120_000
     renew_on_activity: bool = True
     max_bindings: int | None = None
 
@@ -152,7 +154,7 @@ DEFAULT_TRIGGERS = frozenset(
 class ReportingSettings:
     """``reporting`` (7.2)."""
 
-    heartbeat_interval_s: int = 60
+    heartbeat_interval_ms: int = 60_000
     freshness_multiplier: int = 3
     gas_absolute: int = 50
     gas_relative: float = 10.0
@@ -160,7 +162,7 @@ class ReportingSettings:
     triggers: frozenset[str] = DEFAULT_TRIGGERS
     min_interval_ms: int = 1000
     max_reports: int | None = None
-    rate_interval_s: int = 60
+    rate_interval_ms: int = 60_000
     events_exempt: bool = True
     include_instance_details: bool = False
 
@@ -198,16 +200,16 @@ def _health(doc: Json) -> HealthSettings:
     rt, er = perf.get("response-time-threshold"), perf.get("error-rate-threshold")
     return HealthSettings(
         liveness_method=live.get("method", base.liveness_method),
-        liveness_interval_s=int(live.get("interval", base.liveness_interval_s)),
-        liveness_timeout_ms=int(live.get("timeout", base.liveness_timeout_ms)),
-        readiness_interval_s=int(ready.get("interval", base.readiness_interval_s)),
-        readiness_timeout_ms=int(ready.get("timeout", base.readiness_timeout_ms)),
-        performance_interval_s=int(perf.get("interval", base.performance_interval_s)),
+        liveness_interval_ms=int(live.get("interval-ms", base.liveness_interval_ms)),
+        liveness_timeout_ms=int(live.get("timeout-ms", base.liveness_timeout_ms)),
+        readiness_interval_ms=int(ready.get("interval-ms", base.readiness_interval_ms)),
+        readiness_timeout_ms=int(ready.get("timeout-ms", base.readiness_timeout_ms)),
+        performance_interval_ms=int(perf.get("interval-ms", base.performance_interval_ms)),
         response_time_threshold_ms=None if rt is None else float(rt),
         error_rate_threshold=None if er is None else float(er),
         resource_thresholds=tuple(
             ResourceThreshold(
-                item["resource"], float(item["utilization"]), int(item.get("duration", 30))
+                item["resource"], float(item["utilization"]), int(item.get("duration-ms", 30_000))
             )
             for item in perf.get("resource-threshold", ())
         ),
@@ -226,8 +228,8 @@ def _aggregation(doc: Json) -> AggregationSettings:
         estimator=identity(doc.get("computing-time-estimator", base.estimator)),
         estimator_rank=float(doc.get("estimator-rank", base.estimator_rank)),
         degraded_weight=float(doc.get("degraded-weight", base.degraded_weight)),
-        measurement_window_s=int(doc.get("measurement-window", base.measurement_window_s)),
-        health_batch_window_ms=int(doc.get("health-batch-window", base.health_batch_window_ms)),
+        measurement_window_ms=int(doc.get("measurement-window-ms", base.measurement_window_ms)),
+        health_batch_window_ms=int(doc.get("health-batch-window-ms", base.health_batch_window_ms)),
     )
 
 
@@ -242,7 +244,7 @@ def _dispatch(doc: Json) -> DispatchSettings:
         degraded_last_resort=bool(doc.get("degraded-last-resort", base.degraded_last_resort)),
         action=none.get("action", base.action),
         reject_status=int(none.get("reject-status", base.reject_status)),
-        queue_timeout_ms=int(none.get("queue-timeout", base.queue_timeout_ms)),
+        queue_timeout_ms=int(none.get("queue-timeout-ms", base.queue_timeout_ms)),
         queue_limit=None if limit is None else int(limit),
     )
 
@@ -259,7 +261,7 @@ def _affinity(doc: Json) -> AffinitySettings:
         flow_key=tuple(flow.get("flow-key", base.flow_key)),
         session_cookie=(session or {}).get("cookie-name"),
         session_header=(session or {}).get("header-name"),
-        binding_timeout_s=int(doc.get("binding-timeout", base.binding_timeout_s)),
+        binding_timeout_ms=int(doc.get("binding-timeout-ms", base.binding_timeout_ms)),
         renew_on_activity=bool(doc.get("renew-on-activity", base.renew_on_activity)),
         max_bindings=None if limit is None else int(limit),
     )
@@ -274,7 +276,7 @@ def _reporting(doc: Json) -> ReportingSettings:
     most = rate.get("max-reports")
     triggers = doc.get("trigger")
     return ReportingSettings(
-        heartbeat_interval_s=int(doc.get("heartbeat-interval", base.heartbeat_interval_s)),
+        heartbeat_interval_ms=int(doc.get("heartbeat-interval-ms", base.heartbeat_interval_ms)),
         freshness_multiplier=int(doc.get("freshness-multiplier", base.freshness_multiplier)),
         gas_absolute=int(thresholds.get("gas-absolute", base.gas_absolute)),
         gas_relative=float(thresholds.get("gas-relative", base.gas_relative)),
@@ -282,9 +284,9 @@ def _reporting(doc: Json) -> ReportingSettings:
             thresholds.get("computing-time-relative", base.computing_time_relative)
         ),
         triggers=base.triggers if triggers is None else frozenset(map(identity, triggers)),
-        min_interval_ms=int(rate.get("min-interval", base.min_interval_ms)),
+        min_interval_ms=int(rate.get("min-interval-ms", base.min_interval_ms)),
         max_reports=None if most is None else int(most),
-        rate_interval_s=int(rate.get("interval", base.rate_interval_s)),
+        rate_interval_ms=int(rate.get("interval-ms", base.rate_interval_ms)),
         events_exempt=bool(rate.get("events-exempt", base.events_exempt)),
         include_instance_details=bool(
             doc.get("include-instance-details", base.include_instance_details)
@@ -329,7 +331,7 @@ def parse_config(document: Json) -> SciConfig:
         max_request_rate=client.get("max-request-rate"),
         collection=CollectionSettings(
             method=identity(collection.get("method", "pull-based")),
-            sampling_interval_s=int(collection.get("sampling-interval", 5)),
+            sampling_interval_ms=int(collection.get("sampling-interval-ms", 5000)),
             stale_after=int(collection.get("stale-after", 3)),
         ),
         health=_health(sci.get("health-monitoring", {})),

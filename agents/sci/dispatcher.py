@@ -193,7 +193,7 @@ class Dispatcher:
         return order, bound
 
     def _wait_for_instance(self, keys: tuple[str, ...]) -> tuple[list[Candidate], SiId | None]:
-        """Queue the request until an instance can take it or queue-timeout passes (6.1)."""
+        """Queue the request until an instance can take it or queue-timeout-ms passes (6.1)."""
         self._runtime.count("queued")
         deadline = time.monotonic() + self._config.dispatch.queue_timeout_ms / 1000
         while time.monotonic() < deadline:

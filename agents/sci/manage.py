@@ -30,7 +30,8 @@ def _counter(value: int) -> str:
 
 
 def state_json(runtime: Runtime, reporter: Reporter | None, now: float) -> Json:
-    """``sci/state`` and ``service-instance/state`` of the running SCI."""
+    """``sci/state`` and ``service-instance/state`` of the running SCI, under its ``csci-id``
+    (so that a client can tell this SCI from another program on the port)."""
     snapshot = runtime.snapshot(now)
     affinity = runtime.sessions.counts()
     counts = runtime.dispatch_counts
@@ -95,7 +96,8 @@ def state_json(runtime: Runtime, reporter: Reporter | None, now: float) -> Json:
                 },
             }
         )
-    return {"ietf-cats-sci:sci": {"state": state, "service-instance": instances}}
+    sci: Json = {"csci-id": runtime.config.csci_id, "state": state, "service-instance": instances}
+    return {"ietf-cats-sci:sci": sci}
 
 
 class Manage:

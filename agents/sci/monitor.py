@@ -70,7 +70,7 @@ class Periodic:
 
 def _collect(runtime: Runtime, instance: InstanceConfig) -> Task:
     url = instance.metrics_uri or ""
-    timeout = max(0.5, runtime.config.collection.sampling_interval_s / 2)
+    timeout = max(0.5, runtime.config.collection.sampling_interval_ms / 2000)
 
     def task(session: requests.Session) -> None:
         try:
@@ -105,20 +105,22 @@ def schedule(runtime: Runtime, reporter: Reporter | None) -> Periodic:
         if method == "pull-based" and item.metrics_uri:
             periodic.add(
                 f"collect-{item.si_id}",
-                config.collection.sampling_interval_s,
+                config.collection.sampling_interval_ms / 1000,
                 _collect(runtime, item),
             )
         periodic.add(
-            f"liveness-{item.si_id}", health.liveness_interval_s, _check(runtime, item, "liveness")
+            f"liveness-{item.si_id}",
+            health.liveness_interval_ms / 1000,
+            _check(runtime, item, "liveness"),
         )
         periodic.add(
             f"readiness-{item.si_id}",
-            health.readiness_interval_s,
+            health.readiness_interval_ms / 1000,
             _check(runtime, item, "readiness"),
         )
         periodic.add(
             f"performance-{item.si_id}",
-            health.performance_interval_s,
+            health.performance_interval_ms / 1000,
             _check(runtime, item, "performance"),
         )
 

@@ -154,7 +154,7 @@ def build_report(config: SciConfig, content: ReportContent) -> Json:
     if settings.include_instance_details:
         doc["instance"] = [instance_json(detail) for detail in content.instances]
     doc["freshness-bound"] = decimal(
-        settings.heartbeat_interval_s * settings.freshness_multiplier * 1000.0
+        float(settings.heartbeat_interval_ms * settings.freshness_multiplier)
     )
     doc["source"] = f"sci:{config.csci_id}"
     doc["confidence"] = "derived"

@@ -95,7 +95,7 @@ class Reporter:
             snapshot.instances,
         )
         members = build_report(runtime.config, content)
-        window = state.window.after(now, settings.rate_interval_s)
+        window = state.window.after(now, settings.rate_interval_ms / 1000)
         try:
             self._schema.validate(json.dumps(envelope(members)), InstanceKind.RPC)
             accepted = self._send(members)

@@ -51,7 +51,7 @@ class Sent:
 
 @dataclass(frozen=True, slots=True)
 class RateWindow:
-    """Send times of the recent reports, for ``min-interval`` and ``max-reports``."""
+    """Send times of the recent reports, for ``min-interval-ms`` and ``max-reports``."""
 
     times: tuple[float, ...] = ()
 
@@ -116,13 +116,15 @@ def decide(
 ) -> Decision:
     """Heartbeat, threshold or event report now, or nothing, under the rate limit (7.2).
 
-    An event report may go within ``min-interval`` when ``events-exempt``; every report
-    counts towards ``max-reports`` per ``interval``. A suppressed change stays pending and
+    An event report may go within ``min-interval-ms`` when ``events-exempt``; every report
+    counts towards ``max-reports`` per ``interval-ms``. A suppressed change stays pending and
     goes with the next report.
     """
     events = triggers & EVENT_TRIGGERS
     thresholds = triggers & THRESHOLD_TRIGGERS
-    heartbeat_due = last is None or now - last.heartbeat_at >= settings.heartbeat_interval_s
+    heartbeat_due = (
+        last is None or (now - last.heartbeat_at) * 1000 >= settings.heartbeat_interval_ms
+    )
     if events:
         kind = "event"
     elif thresholds:
@@ -134,7 +136,7 @@ def decide(
     chosen = triggers if kind != "heartbeat" else frozenset({HEARTBEAT})
     if heartbeat_due and kind != "heartbeat":
         chosen |= {HEARTBEAT}
-    recent = [t for t in window.times if now - t < settings.rate_interval_s]
+    recent = [t for t in window.times if (now - t) * 1000 < settings.rate_interval_ms]
     if settings.max_reports is not None and len(recent) >= settings.max_reports:
         return Decision(None, chosen, rate_limited=True)
     exempt = kind == "event" and settings.events_exempt

@@ -128,7 +128,7 @@ class Runtime:
         collection = self.config.collection
         with self._lock:
             found = self._metrics.get(si_id)
-        limit = collection.stale_after * collection.sampling_interval_s
+        limit = collection.stale_after * collection.sampling_interval_ms / 1000
         return found if found is not None and now - found.collected_at <= limit else None
 
     def record_sample(self, sample: Sample) -> None:
@@ -141,7 +141,7 @@ class Runtime:
 
     def samples(self, now: float, si_id: SiId | None = None) -> list[Sample]:
         """Samples within the measurement window (of one instance, or all)."""
-        window = self.config.aggregation.measurement_window_s
+        window = self.config.aggregation.measurement_window_ms / 1000
         with self._lock:
             while self._samples and self._samples[0].at < now - window:
                 self._samples.popleft()

@@ -2,7 +2,7 @@
 
 A *flow* is keyed by the configured 5-tuple fields (for HTTP: one client connection); a
 *session* by the value of the configured cookie or header. Bindings expire after
-``binding-timeout`` seconds without activity and are renewed by activity when
+``binding-timeout-ms`` without activity and are renewed by activity when
 ``renew-on-activity`` is set.
 
 Slots (counted into GAS as the instance's active sessions): a session binding holds one slot
@@ -57,7 +57,7 @@ class SessionManager:
         binding = self._bindings.get(key)
         if binding is None:
             return None
-        if now - binding.last_seen > self._settings.binding_timeout_s:
+        if now - binding.last_seen > self._settings.binding_timeout_ms / 1000:
             del self._bindings[key]
             self._expired += 1
             return None
@@ -116,7 +116,7 @@ class SessionManager:
     def expire(self, now: float) -> int:
         """Remove the bindings idle for longer than the timeout; how many."""
         with self._lock:
-            limit = self._settings.binding_timeout_s
+            limit = self._settings.binding_timeout_ms / 1000
             old = [key for key, b in self._bindings.items() if now - b.last_seen > limit]
             for key in old:
                 del self._bindings[key]

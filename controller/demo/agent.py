@@ -2,9 +2,11 @@
 agent-selection-mapping 8.4 (and the step-30 comparison of 6.8), played by a real
 ``catsctl gateway`` against the C-PS, its commitment steering the ingress forwarder.
 
-G1 configures the ingress forwarder to handle the agent service too, has the site C-SMAs
-advertise B and C (MSG-4) and the C-NMA the paths to them (MSG-7) with the draft's numbers
-(controller.demo.episode), and runs ``catsctl gateway`` on agents/gateway/examples/
+G1 configures the ingress forwarder to handle the agent service too, waits until the C-PS
+holds what the site C-SMAs advertised of B and C themselves (MSG-4: each ``catsctl csma`` is
+configured with its candidate's capability, the draft's numbers, and advertises it at start and
+every 15 s), sends the C-NMA's paths to them (MSG-7, under the C-NMA's user; why not by
+``catsctl cnma``: controller.demo.episode), and runs ``catsctl gateway`` on agents/gateway/examples/
 step30-episode.json with the session left open at the end (``close: false``), so that the
 gateway checks the example's own expectations and the demo can look at the commitment's rule
 before the session closes; it prints the session's decision records. G2 finds the commitment
@@ -25,17 +27,19 @@ from decimal import Decimal
 from pathlib import Path
 
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from controller.demo import records
 from controller.demo.client import Restconf
 from controller.demo.episode import (
+    ADVERTISING_MS,
     AS,
     BY_LETTER,
     CANDIDATES,
     CPS_USER,
     GATEWAY_USER,
     SESSION,
-    advertisements,
+    forwarding_advertisement,
     localized,
 )
 from controller.demo.forwarders import AGENT_CS_ID, INGRESS_NAME, ST, inventory, rules, steering
@@ -49,6 +53,8 @@ EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
 KEPT, OTHER = "C", "B"  # C holds the working set; B reports more free capacity
 GATEWAY_TIMEOUT_S = 240.0  # the whole episode, on a loaded machine
 GATEWAY_REQUEST_S = 60  # each request of the gateway (its default, 10 s, is short under load)
+ADVERTISED_TIMEOUT_S = 120.0  # the C-SMAs advertised at their start; a refusal retries in 15 s
+ADVERTISED_METRIC = "cats_csma_advertisements_total"
 RULE_TIMEOUT_S = 15.0
 STEP = (1, 30)  # turn, step of the episode
 HTTP_OK = 200
@@ -88,19 +94,56 @@ def _delays(run: Run) -> dict[str, float]:
     return {OTHER: float(Decimal(run.b_path_delay) / 1000)}
 
 
-def _advertise(run: Run) -> list[str]:
-    """MSG-4 and MSG-7, each under the user of the agent that sends it."""
-    settings, lines = run.bed.settings, []
-    names = _names(run)
-    for ad in advertisements(time.time(), run.bed.locators, _delays(run)):
-        client = Restconf(run.bed.cps.root, ad.user, settings.agent_password)
-        try:
-            client.call(AS, ad.operation, ad.members)
-        finally:
-            client.close()
-        which = ", ".join(names[c["csci-id"]] for c in ad.members["candidate"])
-        lines.append(f"    {ad.operation} for {which}: sent as {ad.user} would, under its user")
-    return lines
+def _advertise_paths(run: Run) -> list[str]:
+    """MSG-7 under the C-NMA's user (catsctl cnma cannot state the draft's p95 paths)."""
+    ad = forwarding_advertisement(time.time(), run.bed.locators, _delays(run))
+    client = Restconf(run.bed.cps.root, ad.user, run.bed.settings.agent_password)
+    try:
+        client.call(AS, ad.operation, ad.members)
+    finally:
+        client.close()
+    which = ", ".join(_names(run)[c["csci-id"]] for c in ad.members["candidate"])
+    return [f"    {ad.operation} for {which}: sent as {ad.user} would, under its user"]
+
+
+def _advertised(run: Run, site: str) -> int:
+    """How many advertise-capability the C-PS accepted from a site's ``catsctl csma`` (its
+    ``cats_csma_advertisements_total{result="sent"}``); 0 while its /metrics does not answer."""
+    url = f"http://127.0.0.1:{run.bed.csmas[site].metrics}/metrics"
+    try:
+        reply = requests.get(url, timeout=10)
+    except requests.RequestException:
+        return 0
+    for family in text_string_to_metric_families(reply.text if reply.ok else ""):
+        for sample in family.samples:
+            if sample.name == ADVERTISED_METRIC and sample.labels.get("result") == "sent":
+                return int(sample.value)
+    return 0
+
+
+def _advertised_by_csmas(run: Run) -> tuple[list[str], list[str]]:
+    """Wait until the C-PS accepted MSG-4 from every site C-SMA (``catsctl csma`` itself,
+    configured with its candidate's capability: the draft's numbers); the lines that say so,
+    or the problem."""
+
+    def counts() -> dict[str, int] | None:
+        found = {c.site: _advertised(run, c.site) for c in CANDIDATES}
+        return found if all(found.values()) else None
+
+    try:
+        accepted = wait_until(
+            "the C-PS to accept advertise-capability from every site C-SMA",
+            counts,
+            timeout=ADVERTISED_TIMEOUT_S,
+            seen=lambda: {c.csma: _advertised(run, c.site) for c in CANDIDATES},
+        )
+    except WaitTimeout as exc:
+        return [], [f"{exc} (logs: {run.bed.settings.folder}/csma-ss*.log)"]
+    return [
+        f"    advertise-capability for {c.letter}: sent by catsctl csma {c.csma} itself from its "
+        f"configuration, every {ADVERTISING_MS / 1000:g} s ({accepted[c.site]} accepted so far)"
+        for c in CANDIDATES
+    ], []
 
 
 def legend_rows(locators: dict[str, str], delays: dict[str, float]) -> list[list[str]]:
@@ -142,10 +185,12 @@ def episode_played(run: Run) -> Step:
     document = inventory(bed.forwarders, settings.agent_password, agents=True)
     bed.cps.put(f"{ST}:forwarders", document)  # the ingress handles the agent service too
     changed = "" if run.b_path_delay == DRAFT_B_DELAY else f"; B's path {run.b_path_delay} ms"
+    advertised, problems = _advertised_by_csmas(run)
     lines = [
         f"    the candidates of the episode (the draft's numbers{changed}):",
         *grid(LEGEND_HEADER, legend_rows(bed.locators, _delays(run))),
-        *_advertise(run),
+        *advertised,
+        *_advertise_paths(run),
     ]
     described = description(bed.locators)
     path = write_json(folder / "step30-episode.json", described)
@@ -181,7 +226,7 @@ def episode_played(run: Run) -> Step:
     )
     session = run.seen["session"] = _session(run)
     lines += records.decision_table(session.get("decision-record", []), _names(run))
-    problems = [f"the gateway: {line.strip()}" for line in said if "FAILED" in line]
+    problems += [f"the gateway: {line.strip()}" for line in said if "FAILED" in line]
     if code != 0:
         problems.append(f"catsctl gateway exited {code} (log: {folder / 'gateway.log'})")
     problems += records.admission_problems(session, bed.locators[KEPT])

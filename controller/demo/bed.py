@@ -51,10 +51,12 @@ class BedSettings:
 
 @dataclass(frozen=True)
 class CsmaPorts:
-    """A site C-SMA's RESTCONF port and NETCONF port (0: none)."""
+    """A site C-SMA's RESTCONF port, NETCONF port (0: none) and management port (/metrics;
+    0: any free one)."""
 
     restconf: int
     netconf: int = 0
+    metrics: int = 0
 
 
 @dataclass(frozen=True)
@@ -265,10 +267,11 @@ def _start_cps(launcher: Launcher, settings: BedSettings, where: Addresses) -> C
 
 
 def _csma_ports(settings: BedSettings) -> dict[str, CsmaPorts]:
-    """The ports of each site's C-SMA: NETCONF too when it answers for agent state."""
-    return {
-        site.site: CsmaPorts(free_port(), free_port() if settings.agents else 0) for site in t.SITES
-    }
+    """The ports of each site's C-SMA: NETCONF and a known management port too when it
+    answers for agent state (the demo reads its advertisements' count there)."""
+    if not settings.agents:
+        return {site.site: CsmaPorts(free_port()) for site in t.SITES}
+    return {site.site: CsmaPorts(free_port(), free_port(), free_port()) for site in t.SITES}
 
 
 def _start_csmas(launcher: Launcher, settings: BedSettings, cps: str, where: Addresses) -> None:
@@ -291,6 +294,8 @@ def _start_csmas(launcher: Launcher, settings: BedSettings, cps: str, where: Add
                 str(port.restconf),
                 "--netconf-port",
                 str(port.netconf),
+                "--metrics-address",
+                f"127.0.0.1:{port.metrics}",
             ],
         )
 
@@ -318,6 +323,19 @@ def _start_scis(
                 f"127.0.0.1:{sci.manage}",
             ],
         )
+
+
+def _sci_answers(sci: RunningSci) -> bool:
+    """Whether the SCI itself answers on its management port: its /state names its CSCI-ID.
+
+    Not any 2xx: another program on the machine that took the port between its choice and the
+    SCI's bind answered once, the SCI exited after the start-up had passed (Address already in
+    use) and the demo failed in stage A instead of starting again on fresh ports.
+    """
+    with contextlib.suppress(requests.RequestException, ValueError, AttributeError):
+        reply = requests.get(f"http://127.0.0.1:{sci.manage}/state", timeout=1)
+        return bool(reply.json().get("ietf-cats-sci:sci", {}).get("csci-id") == sci.csci_id)
+    return False
 
 
 def _locator_port(spec: t.SciSpec) -> int:
@@ -443,7 +461,7 @@ def _started(settings: BedSettings) -> Iterator[Bed]:
         _ready(
             launcher,
             "the SCIs",
-            lambda: all(http_ok(f"http://127.0.0.1:{s.manage}/state") for s in scis),
+            lambda: all(_sci_answers(s) for s in scis),
             say,
         )
         _ready(

@@ -1,6 +1,8 @@
 """The agent draft's candidates with the draft's numbers, as the messages that describe them:
 the C-PS's ``agent-selection`` configuration, advertise-capability (MSG-4, as a C-SMA sends
-it) and advertise-forwarding-view (MSG-7, as a C-NMA sends it), RFC 7951 members.
+it) and advertise-forwarding-view (MSG-7, as a C-NMA sends it), RFC 7951 members; and the
+``capability`` a ``catsctl csma`` is configured with (cats-csma-config) so that it advertises
+the same computing view itself (:func:`stated_capability`).
 
 Milliseconds, bytes and date-and-time as the model has them; ``now`` is the time the
 advertisements are stamped with. Stage G of the demo plays the step-30 episode of
@@ -118,22 +120,27 @@ def config(
     }
 
 
+MODES = ("request-response", "streaming", "tool-call", "fan-out")
+PRECISIONS = ("bf16", "fp8")
+CONTEXT_WINDOW = 200_000  # tokens
+LOAD_RATE = 2000  # MB/s
+
+
 def computing(spec: Spec, now: float, source: str = C_SMA) -> Json:
     """The computing container of one advertise-capability candidate."""
     m = meta(now, source)
     accelerator: Json = {
-        "precision": [f"{AS}:bf16", f"{AS}:fp8"],
+        "precision": [f"{AS}:{p}" for p in PRECISIONS],
         "memory-free": str(int(spec.hbm_free)),
         **m,
     }
     if spec.free_capacity is not None:
         accelerator["free-capacity"] = f"{spec.free_capacity:.4f}"
-    modes = ["request-response", "streaming", "tool-call", "fan-out"]
     return {
         "capability": {
             "tier-offered": spec.tier,
-            "context-window": "200000",
-            "mode": [f"{AS}:{x}" for x in modes],
+            "context-window": str(CONTEXT_WINDOW),
+            "mode": [f"{AS}:{x}" for x in MODES],
             **m,
         },
         "accelerator": accelerator,
@@ -143,10 +150,36 @@ def computing(spec: Spec, now: float, source: str = C_SMA) -> Json:
         "artifact": {
             "weights-bytes": str(int(spec.weights)),
             "resident": True,
-            "load-rate": "2000",
+            "load-rate": f"{LOAD_RATE:.3f}",
             **m,
         },
     }
+
+
+def _stated(p95: float) -> Json:
+    """A cats-csma-config stated-latency: :func:`dist`'s median and p95 over its window."""
+    return {"median": ms(p95 / 2), "p95": ms(p95), "window-ms": int(WINDOW_MS)}
+
+
+def stated_capability(spec: Spec) -> Json:
+    """The ``capability`` of a cats-csma-config instance with which ``catsctl csma``
+    advertises what :func:`computing` describes (agents.csma.capability)."""
+    stated: Json = {
+        "tier": spec.tier,
+        "context-window": CONTEXT_WINDOW,
+        "modes": list(MODES),
+        "precisions": list(PRECISIONS),
+        "prefill-rate": f"{spec.prefill:.3f}",
+        "memory-free": int(spec.hbm_free),
+        "weights": int(spec.weights),
+        "resident": True,
+        "load-rate": f"{LOAD_RATE:.3f}",
+        "queue-delay": _stated(spec.wait),
+        "step-latency": _stated(spec.latency),
+    }
+    if spec.free_capacity is not None:
+        stated["free-capacity"] = f"{spec.free_capacity:.4f}"
+    return stated
 
 
 def capability(specs: list[Spec], now: float, sequence: int = 1, source: str = C_SMA) -> Json:

@@ -11,9 +11,14 @@ accelerator memory (B the documents, C the whole working set) and admits the C-P
 :data:`CPS_USER`. The C-PS gets its ``agent-selection`` configuration (tiers, candidates with
 the C-SMA that answers for each and the login there) and the ``csci-attachments`` that place B
 at CF-2 and C at CF-3, so that a commitment's steering rule names its egress. The
-advertisements carry the draft's numbers, each sent under the user of the agent that would send
-it: MSG-4 by each C-SMA for its candidate, MSG-7 by the C-NMA (pure: documents in, documents
-out).
+advertisements carry the draft's numbers. MSG-4 comes from the site C-SMAs themselves: each is
+configured with its candidate's capability (:func:`csma_agent_config`) and advertises it at
+start and every :data:`ADVERTISING_MS`, as a deployment's would, with no hand-written
+advertiser. MSG-7 is sent by the demo under the C-NMA's user (:func:`forwarding_advertisement`):
+``catsctl cnma`` does send advertise-forwarding-view, but from a topology it can only state a
+path's delay as a mean (the average of the links' delays, RFC 7471 4.1) or a probe's median,
+never the p95 the episode's objective reads, and the draft's paths (p95 400 ms, median 8 ms)
+are not a topology's. Pure: documents in, documents out.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ CPS_USER = "cps"  # the C-PS's user at the C-SMAs
 GATEWAY_USER = "gateway"  # the agent gateway's user at the C-PS
 CNMA_USER = "cnma"
 CNMA_SOURCE = "cnma-7.1"  # the C-NMA's name (docs/examples/cnma-7.1.toml)
+# How often the site C-SMAs advertise (a freshness bound of three times this): a refresh
+# every 15 s keeps the view fresh through a stall of 30 s on a loaded machine.
+ADVERTISING_MS = 15_000
 SESSION = "s-episode"  # the session of agents/gateway/examples/step30-episode.json
 
 
@@ -100,13 +108,15 @@ def localized(document: Json, locators: Mapping[str, str]) -> Json:
 
 
 def csma_agent_config(site: SiteSpec, password: str, locators: Mapping[str, str]) -> Json:
-    """What a site C-SMA adds for the episode: the C-PS's login, the reservation policy and
-    its candidate with the reuse keys it holds (agents/csma config_state)."""
+    """What a site C-SMA adds for the episode: the C-PS's login, the reservation policy, its
+    candidate with the reuse keys it holds (agents/csma config_state) and the capability it
+    advertises (MSG-4, the draft's numbers), and how often it does."""
     instances = [
         {
             "csci-id": locators[c.letter],
             "cs-id": c.spec.service,
             "capacity": 10**12,
+            "capability": drafts.stated_capability(c.spec),
             "state": [
                 {"tenant": drafts.TENANT, "reuse-key": key, "residency": "accelerator-memory"}
                 for key in c.spec.holds
@@ -118,6 +128,7 @@ def csma_agent_config(site: SiteSpec, password: str, locators: Mapping[str, str]
     return {
         "users": [{"name": CPS_USER, "password": password, "role": "cps"}],
         "reservations": {"validity-ms": 30_000, "max-rate": 10, "window-ms": 60_000},
+        "advertising": {"interval-ms": ADVERTISING_MS},
         "instances": instances,
     }
 
@@ -165,28 +176,17 @@ class Advertisement:
     members: Json
 
 
-def advertisements(
+def forwarding_advertisement(
     now: float, locators: Mapping[str, str], delays: Mapping[str, float] | None = None
-) -> list[Advertisement]:
-    """MSG-4 of each C-SMA for its candidate, MSG-7 of the C-NMA for both, stamped ``now``,
-    with the forwarding p95 of a candidate replaced where ``delays`` (letter -> seconds) says."""
-    found = [
-        Advertisement(
-            c.csma,
-            "advertise-capability",
-            drafts.capability([c.located(locators)], now, source=c.csma),
-        )
-        for c in CANDIDATES
-    ]
+) -> Advertisement:
+    """MSG-7 of the C-NMA for both candidates, stamped ``now``, with the forwarding p95 of a
+    candidate replaced where ``delays`` (letter -> seconds) says."""
     specs = [
         replace(c.located(locators), delay=(delays or {}).get(c.letter, c.spec.delay))
         for c in CANDIDATES
     ]
-    found.append(
-        Advertisement(
-            CNMA_USER,
-            "advertise-forwarding-view",
-            drafts.forwarding(specs, now, source=CNMA_SOURCE),
-        )
+    return Advertisement(
+        CNMA_USER,
+        "advertise-forwarding-view",
+        drafts.forwarding(specs, now, source=CNMA_SOURCE),
     )
-    return found

@@ -164,11 +164,11 @@ def sci_config(spec: SciSpec, port: int, csma_url: str, ports: dict[str, int]) -
             "c-sma": {"restconf-uri": csma_url},
             "service-instance": [_instance(i, ports[i.name]) for i in spec.instances],
             "optional-metrics": {"cost": spec.price},
-            "metric-collection": {"sampling-interval": 1},
+            "metric-collection": {"sampling-interval-ms": 1000},
             "health-monitoring": {
-                "liveness": {"method": "http-get", "interval": 1, "timeout": 500},
-                "readiness": {"interval": 1, "timeout": 500},
-                "performance": {"interval": 1, "response-time-threshold": SLOW_THRESHOLD_MS},
+                "liveness": {"method": "http-get", "interval-ms": 1000, "timeout-ms": 500},
+                "readiness": {"interval-ms": 1000, "timeout-ms": 500},
+                "performance": {"interval-ms": 1000, "response-time-threshold": SLOW_THRESHOLD_MS},
                 "hysteresis": {"failures-to-down": 2, "passes-to-up": 2},
             },
             "aggregation": {
@@ -176,12 +176,12 @@ def sci_config(spec: SciSpec, port: int, csma_url: str, ports: dict[str, int]) -
                 "degradation-factor": "50.000",
                 "computing-time-estimator": "ietf-cats-sci:percentile",
                 "estimator-rank": "50.0",  # the median: robust to a scheduling hiccup
-                "measurement-window": 2,
-                "health-batch-window": 0,
+                "measurement-window-ms": 2000,
+                "health-batch-window-ms": 0,
             },
             "dispatch": {"algorithm": "ietf-cats-sci:round-robin"},
             "affinity": {"flow-affinity": {"enabled": False}},  # stateless requests
-            "reporting": {"heartbeat-interval": 1, "rate-limit": {"min-interval": 100}},
+            "reporting": {"heartbeat-interval-ms": 1000, "rate-limit": {"min-interval-ms": 100}},
         }
     }
 

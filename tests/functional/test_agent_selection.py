@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -28,8 +29,10 @@ from typing import Any
 import pytest
 import requests
 from lxml import etree
+from prometheus_client.parser import text_string_to_metric_families
 
 from controller.auth import hash_password
+from controller.demo.drafts import stated_capability
 from controller.southbound import Credentials, NetconfStateAgents, PeerUnreachableError, Target
 from controller.types import Json
 from tests.conftest import ROOT
@@ -75,6 +78,7 @@ class Csma:
     restconf: int
     netconf: int
     login: tuple[str, str]
+    metrics: int = 0  # the management listener (/metrics)
 
     @property
     def target(self) -> Target:
@@ -120,7 +124,7 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
 ) -> Iterator[Csma]:
     """Start ``catsctl csma`` answering for ``instances`` and admitting the C-PS as ``login``
     (started, not waited for: see :meth:`Csma.wait`); stopped when the block ends."""
-    restconf, netconf = free_port(), free_port()
+    restconf, netconf, metrics = free_port(), free_port(), free_port()
     config = {
         "name": name,
         "site": f"site-{name}",
@@ -146,25 +150,30 @@ def csma_process(  # noqa: PLR0913 - the C-SMA's configuration in parts
         str(restconf),
         "--netconf-port",
         str(netconf),
+        "--metrics-address",
+        f"127.0.0.1:{metrics}",
     ]
     log = folder / f"{name}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=sink)
-    running = Csma(name, process, log, restconf, netconf, login)
+    running = Csma(name, process, log, restconf, netconf, login, metrics)
     try:
         yield running
     finally:
         stop(running.process, timeout=10)  # the one running now (a test may restart it)
 
 
-def _instances(specs: list[drafts.Spec]) -> list[Json]:
+def _instances(specs: list[drafts.Spec], *, advertised: bool = False) -> list[Json]:
     """The C-SMA's instances: each candidate holding its example's reuse keys in accelerator
-    memory for the tenant (as the draft's examples say), with room for the 7.5 GB context."""
+    memory for the tenant (as the draft's examples say), with room for the 7.5 GB context;
+    ``advertised``: with the capability the C-SMA advertises itself (MSG-4, the draft's
+    numbers)."""
     return [
         {
             "csci-id": s.csci_id,
             "cs-id": s.service,
             "capacity": 10**12,
+            **({"capability": stated_capability(s)} if advertised else {}),
             "state": [
                 {"tenant": drafts.TENANT, "reuse-key": key, "residency": "accelerator-memory"}
                 for key in s.holds
@@ -172,6 +181,29 @@ def _instances(specs: list[drafts.Spec]) -> list[Json]:
         }
         for s in specs
     ]
+
+
+# The C-SMA's own MSG-4: every 30 s (a freshness bound of 90 s, beyond any stall of a loaded
+# machine); the first goes when the C-SMA is woken once the C-PS listens (SIGHUP).
+ADVERTISING = {"interval-ms": 30_000}
+
+
+def advertised_by(csma: Csma) -> None:
+    """Wake ``catsctl csma`` (a reload advertises at once: it started before the C-PS, so its
+    first advertisement found nobody) and wait until the C-PS accepted one advertisement of
+    every instance it has (its ``cats_csma_advertisements_total{result="sent"}``)."""
+    csma.process.send_signal(signal.SIGHUP)
+    url = f"http://127.0.0.1:{csma.metrics}/metrics"
+    deadline = time.monotonic() + START_S
+    while True:
+        with contextlib.suppress(requests.RequestException):
+            for family in text_string_to_metric_families(requests.get(url, timeout=10).text):
+                sent = [s for s in family.samples if s.labels.get("result") == "sent"]
+                if family.name == "cats_csma_advertisements" and sent and sent[0].value >= 1:
+                    return
+        assert csma.process.poll() is None, csma.log.read_text(errors="replace")
+        assert time.monotonic() < deadline, csma.log.read_text(errors="replace")
+        time.sleep(0.2)
 
 
 @dataclass

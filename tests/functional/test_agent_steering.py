@@ -4,10 +4,12 @@ P8, 9.1 MSG-10; ietf-cats-steering ``rule``).
 ``catsctl serve`` is the C-PS with agent selection and the southbound wired in (controller.app):
 running is seeded with its ``agent-selection`` configuration, the ``csci-attachments`` (the
 egress of each instance) and the forwarder inventory: one ingress ``catsctl forwarder`` that
-handles the agent service. One ``catsctl csma`` answers query-state for the candidates (started
-with the helpers of test_agent_selection). Admitting a session commits it to an instance (the
-8.4 example: C); the C-PS's steering worker writes the commitment's rule into the forwarder,
-read back from the forwarder's running configuration over NETCONF. Repeated instructions leave
+handles the agent service. One ``catsctl csma`` answers query-state for the candidates and
+advertises their capability itself (MSG-4, the draft's numbers in its configuration; started
+with the helpers of test_agent_selection); the paths are advertised as a C-NMA would (MSG-7).
+Admitting a session commits it to an instance (the 8.4 example: C); the C-PS's steering worker
+writes the commitment's rule into the forwarder, read back from the forwarder's running
+configuration over NETCONF. Repeated instructions leave
 exactly one rule and nothing to repair; a client request carrying the session's attribution
 goes through the forwarder to the committed instance (a loopback HTTP server standing for its
 CSCI-ID); closing the session removes the rule.
@@ -35,11 +37,20 @@ from tests.functional.restconf_server import (
     ADMIN,
     JSON,
     Server,
+    admin_policy,
     free_port,
     running_server,
     write_init,
 )
-from tests.functional.test_agent_selection import AS, _instances, call, csma_process, session
+from tests.functional.test_agent_selection import (
+    ADVERTISING,
+    AS,
+    _instances,
+    advertised_by,
+    call,
+    csma_process,
+    session,
+)
 from tests.functional.test_forwarder import CPS, Forwarder
 from tests.functional.test_steering import wait_for
 from tests.unit.agent_selection import drafts
@@ -113,6 +124,7 @@ def _seed(specs: list[drafts.Spec], c_sma: dict[str, Any], forwarder: Forwarder)
     return {
         "ietf-system:system": {"authentication": {"user": users}},
         f"{AS}:agent-selection": drafts.config(specs, lambda s: c_sma),
+        **admin_policy(csma=["csma-1"]),  # the C-SMA's user may advertise (MSG-4)
         f"{SM}:csci-attachments": {
             "attachment": [
                 {"csci-id": s.csci_id, "egress": EGRESS[letters[s.csci_id]]} for s in specs
@@ -157,15 +169,17 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
             "password": "csma-1-report",
         }
         login = ("cps-1", "cps-1-secret")
-        csma = stack.enter_context(csma_process(folder, "csma-1", _instances(specs), login, report))
+        held = _instances(specs, advertised=True)
+        csma = stack.enter_context(
+            csma_process(folder, "csma-1", held, login, report, advertising=ADVERTISING)
+        )
         csma.wait()
         wait_for(forwarder.up, 60)
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", _seed(specs, csma.c_sma(), forwarder))
         cps = stack.enter_context(running_server(folder / "cps" / "state", init, port=cps_port))
-        now = time.time()
-        call(cps, "advertise-capability", drafts.capability(specs, now))
-        call(cps, "advertise-forwarding-view", drafts.forwarding(specs, now))
+        advertised_by(csma)
+        call(cps, "advertise-forwarding-view", drafts.forwarding(specs, time.time()))
         yield Bed(cps, forwarder, instances, specs)
 
 

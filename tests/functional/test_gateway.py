@@ -3,7 +3,9 @@
 :func:`agent_selection_cps` is the one place that starts the servers: a ``catsctl csma``
 answering for the candidates and ``catsctl serve`` with agent selection built in, its
 configuration seeded into running (as tests/functional/test_agent_selection.py does, whose
-helpers it uses), the candidates advertised as a C-SMA and a C-NMA would. The gateway plays the
+helpers it uses). The C-SMA advertises the candidates' capability itself (MSG-4, configured
+with the draft's numbers); the paths are advertised as a C-NMA would (MSG-7, the draft's p95
+paths, which ``catsctl cnma`` cannot state from a topology). The gateway plays the
 shipped step-30 episode (agents/gateway/examples) and descriptions written by the tests, over
 RESTCONF; the tests read the outcome back from the C-PS's session state and from the C-SMA's
 exchange log.
@@ -24,8 +26,22 @@ import pytest
 from controller.auth import hash_password
 from controller.types import Json
 from tests.conftest import ROOT
-from tests.functional.restconf_server import ADMIN, Server, free_port, running_server, write_init
-from tests.functional.test_agent_selection import Csma, _instances, call, csma_process
+from tests.functional.restconf_server import (
+    ADMIN,
+    Server,
+    admin_policy,
+    free_port,
+    running_server,
+    write_init,
+)
+from tests.functional.test_agent_selection import (
+    ADVERTISING,
+    Csma,
+    _instances,
+    advertised_by,
+    call,
+    csma_process,
+)
 from tests.unit.agent_selection import drafts
 
 pytestmark = pytest.mark.functional
@@ -39,15 +55,19 @@ CSMA_LOGIN = ("cps-gw", "cps-gw-secret")  # the C-PS's user at the C-SMA
 
 @contextlib.contextmanager
 def agent_selection_cps(folder: Path, specs: list[drafts.Spec]) -> Iterator[tuple[Server, Csma]]:
-    """A C-SMA holding what ``specs`` hold, then a C-PS with agent selection for them and the
-    candidates advertised (MSG-4, MSG-7); yields the C-PS and the C-SMA."""
+    """A C-SMA holding what ``specs`` hold and advertising them, then a C-PS with agent
+    selection for them, once it holds the C-SMA's advertisement (MSG-4) and the paths (MSG-7);
+    yields the C-PS and the C-SMA."""
     cps_port = free_port()
     report = {
         "url": f"http://127.0.0.1:{cps_port}/restconf",
         "username": "csma-gw",
         "password": "csma-gw-report",
     }
-    with csma_process(folder, "csma-gw", _instances(specs), CSMA_LOGIN, report) as csma:
+    instances = _instances(specs, advertised=True)
+    with csma_process(
+        folder, "csma-gw", instances, CSMA_LOGIN, report, advertising=ADVERTISING
+    ) as csma:
         csma.wait()
         document = drafts.config(specs, lambda _: csma.c_sma())
         users = [
@@ -57,13 +77,13 @@ def agent_selection_cps(folder: Path, specs: list[drafts.Spec]) -> Iterator[tupl
         seed: dict[str, object] = {
             "ietf-system:system": {"authentication": {"user": users}},
             f"{AS}:agent-selection": document,
+            **admin_policy(csma=["csma-gw"]),  # the C-SMA's user may advertise (MSG-4)
         }
         (folder / "cps").mkdir()
         init = write_init(folder / "cps", seed)
         with running_server(folder / "cps" / "state", init, port=cps_port) as cps:
-            now = time.time()
-            call(cps, "advertise-capability", drafts.capability(specs, now))
-            call(cps, "advertise-forwarding-view", drafts.forwarding(specs, now))
+            advertised_by(csma)
+            call(cps, "advertise-forwarding-view", drafts.forwarding(specs, time.time()))
             yield cps, csma
 
 

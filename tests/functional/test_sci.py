@@ -128,24 +128,27 @@ def sci_config(port: int, restconf: str, instances: list[Instance]) -> dict[str,
                 }
                 for i in instances
             ],
-            "metric-collection": {"sampling-interval": 1},
+            "metric-collection": {"sampling-interval-ms": 1000},
             "health-monitoring": {
-                "liveness": {"method": "http-get", "interval": 1, "timeout": 500},
-                "readiness": {"interval": 1, "timeout": 500},
-                "performance": {"interval": 1, "response-time-threshold": f"{THRESHOLD_MS}.000"},
+                "liveness": {"method": "http-get", "interval-ms": 1000, "timeout-ms": 500},
+                "readiness": {"interval-ms": 1000, "timeout-ms": 500},
+                "performance": {
+                    "interval-ms": 1000,
+                    "response-time-threshold": f"{THRESHOLD_MS}.000",
+                },
                 "hysteresis": {"failures-to-down": 2, "passes-to-up": 2},
             },
             "aggregation": {
                 "safety-margin": "80.000",
                 "degradation-factor": "50.000",
-                "measurement-window": 2,
-                "health-batch-window": 0,
+                "measurement-window-ms": 2000,
+                "health-batch-window-ms": 0,
             },
             "dispatch": {"algorithm": "ietf-cats-sci:round-robin"},
             "affinity": {"session-affinity": {"header-name": "X-Cats-Session"}},
             "reporting": {
-                "heartbeat-interval": 2,
-                "rate-limit": {"min-interval": 100},
+                "heartbeat-interval-ms": 2000,
+                "rate-limit": {"min-interval-ms": 100},
                 "include-instance-details": True,
             },
         }

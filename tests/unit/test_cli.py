@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import subprocess
+import sys
+
 import pytest
 
-from controller.cli import build_parser, main
+from controller.cli import COMMAND_MODULES, build_parser, main
 from tests.conftest import EXAMPLES_DIR
 
 
@@ -33,3 +37,45 @@ def test_serve_takes_repeatable_plugins(capsys: pytest.CaptureFixture[str]) -> N
     usage = " ".join(capsys.readouterr().out.split())
     assert "--plugin MODULE" in usage
     assert "register(registrations) -> None" in usage
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    found = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(found.choices)
+
+
+def test_a_command_line_builds_its_own_command_and_the_help_every_one() -> None:
+    every = _commands(build_parser())
+    assert set(every) == set(COMMAND_MODULES) | {"validate", "hash-password"}
+    for command in COMMAND_MODULES:
+        alone = _commands(build_parser(command))
+        assert command in alone, command
+        assert "validate" not in alone, command
+        # the same options as in the full parser
+        ours, theirs = alone[command], every[command]
+        assert sorted(a.dest for a in ours._actions) == sorted(a.dest for a in theirs._actions)
+
+
+def test_an_agent_command_line_loads_no_server_stack() -> None:
+    code = (
+        "import sys, controller.cli; controller.cli.build_parser('csma'); "
+        "print(sorted(m for m in ('controller.netconf.server', 'controller.operator.client',"
+        " 'requests', 'controller.cli_serve') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("agent", ["csma", "cnma"])
+def test_agent_heartbeat_flags_are_milliseconds(
+    agent: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--heartbeat-ms as the config leaf reporting/heartbeat-ms; the old --heartbeat (seconds)
+    is refused, not taken as an abbreviation of --heartbeat-ms and read 1000 times shorter."""
+    args = build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat-ms", "20000"])
+    assert args.heartbeat_ms == 20_000
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat", "20"])
+    assert "unrecognized arguments: --heartbeat 20" in capsys.readouterr().err

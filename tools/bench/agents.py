@@ -94,14 +94,14 @@ def _config(port: int, instances: Sequence[int]) -> dict[str, object]:
                 }
                 for n, p in enumerate(instances)
             ],
-            "metric-collection": {"sampling-interval": 1},
+            "metric-collection": {"sampling-interval-ms": 1000},
             "health-monitoring": {
-                "liveness": {"method": "http-get", "interval": 1, "timeout": 500},
-                "readiness": {"interval": 1, "timeout": 500},
+                "liveness": {"method": "http-get", "interval-ms": 1000, "timeout-ms": 500},
+                "readiness": {"interval-ms": 1000, "timeout-ms": 500},
                 "hysteresis": {"failures-to-down": 2, "passes-to-up": 1},
             },
             "dispatch": {"algorithm": "ietf-cats-sci:least-connections"},
-            "reporting": {"heartbeat-interval": 3600},
+            "reporting": {"heartbeat-interval-ms": 3_600_000},
         }
     }
 

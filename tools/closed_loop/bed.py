@@ -96,22 +96,22 @@ def _sci(site: Site, csma: int, capacity: int) -> Json:
                     "max-capacity": capacity,
                 }
             ],
-            "metric-collection": {"sampling-interval": 1},
+            "metric-collection": {"sampling-interval-ms": 1000},
             "health-monitoring": {
-                "liveness": {"method": "http-get", "interval": 2, "timeout": 1500},
-                "readiness": {"interval": 2, "timeout": 1500},
-                "performance": {"interval": 5, "response-time-threshold": "600000.000"},
+                "liveness": {"method": "http-get", "interval-ms": 2000, "timeout-ms": 1500},
+                "readiness": {"interval-ms": 2000, "timeout-ms": 1500},
+                "performance": {"interval-ms": 5000, "response-time-threshold": "600000.000"},
                 "hysteresis": {"failures-to-down": 3, "passes-to-up": 1},
             },
             "aggregation": {
                 "safety-margin": "80.000",
                 "computing-time-estimator": "ietf-cats-sci:load-weighted-mean",
-                "measurement-window": 10,
-                "health-batch-window": 0,
+                "measurement-window-ms": 10_000,
+                "health-batch-window-ms": 0,
             },
             "dispatch": {"algorithm": "ietf-cats-sci:round-robin"},
             "affinity": {"flow-affinity": {"enabled": False}},
-            "reporting": {"heartbeat-interval": 1, "rate-limit": {"min-interval": 100}},
+            "reporting": {"heartbeat-interval-ms": 1000, "rate-limit": {"min-interval-ms": 100}},
         }
     }
 

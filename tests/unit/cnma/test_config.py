@@ -175,7 +175,9 @@ def test_password_file_is_relative_to_the_configuration(tmp_path: Path) -> None:
 
 
 def test_flags_override_the_file() -> None:
-    config = with_overrides(load_config(EXAMPLE), url="http://h:1/restconf/", heartbeat=10)
-    assert (config.cps.url, config.reporting.heartbeat) == ("http://h:1/restconf", 10)
-    with pytest.raises(ConfigError, match="heartbeat"):
-        with_overrides(config, heartbeat=1)
+    """--heartbeat-ms is milliseconds, as reporting/heartbeat-ms; below interval-ms (5000 in
+    the example) it is refused naming the flag."""
+    config = with_overrides(load_config(EXAMPLE), url="http://h:1/restconf/", heartbeat_ms=10_000)
+    assert (config.cps.url, config.reporting.heartbeat) == ("http://h:1/restconf", 10.0)
+    with pytest.raises(ConfigError, match=r"--heartbeat-ms.*interval-ms \(5000\)"):
+        with_overrides(config, heartbeat_ms=1000)

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from agents.common.config import ConfigError
-from agents.csma.capability import Advertised, Capability, advertisement, read_capability
+from agents.csma.capability import (
+    Advertised,
+    Capability,
+    Latency,
+    advertisement,
+    read_capability,
+)
 from agents.csma.config import load_config
 from controller.model import InstanceKind, Schema
 from controller.types import CsciId, CsId
@@ -76,3 +82,48 @@ def test_the_capability_is_read_and_checked_by_the_module(tmp_path: Path) -> Non
         with pytest.raises(ConfigError) as refused:
             load_config(config)
         assert refused.value.items[0].path == path
+
+
+STATED = Capability(
+    "capable",
+    free_capacity=Decimal("0.6"),
+    queue_delay=Latency(Decimal(50), Decimal(100)),
+    step_latency=Latency(Decimal(250), Decimal(500), window_ms=30_000),
+)
+
+
+def test_stated_latencies_and_free_capacity_are_advertised_as_asserted(schema: Schema) -> None:
+    """The operator's queue delay, step latency (median, p95, window) and free capacity go out
+    as the agent model has them, asserted; a stated step latency is not replaced by the SCI's
+    measured mean (a mean never stands for a p95, 7.5)."""
+    instances = [Advertised(CsciId("10.0.0.1:80"), CsId("ARS"), STATED)]
+    measured = {key("10.0.0.1:80"): entry("10.0.0.1:80", 8, "42")}
+    members = advertisement("csma-1", instances, measured, NOW, 90_000)
+    assert members is not None
+    schema.validate(_rpc({**members, "sequence-number": "8"}), InstanceKind.RPC)
+    computing = members["candidate"][0]["computing"]
+    assert computing["accelerator"]["free-capacity"] == "0.6000"
+    queue = computing["waiting-work"]["queue-delay"]
+    assert (queue["median"], queue["p95"], queue["window"]) == ("50.000", "100.000", "60000")
+    step = computing["step-latency"]
+    assert (step["median"], step["p95"], step["window"]) == ("250.000", "500.000", "30000")
+    assert "mean" not in step
+    assert {step["confidence"], queue["confidence"]} == {"asserted"}
+
+
+def test_a_stated_latency_is_read_with_its_default_window_and_needs_a_value(
+    tmp_path: Path,
+) -> None:
+    """window-ms defaults to 60000; a queue-delay with neither median nor p95 is refused by
+    the module's must, naming the container."""
+    parsed = read_capability({"resident": True, "queue-delay": {"p95": "100", "window-ms": 60000}})
+    assert parsed.queue_delay == Latency(None, Decimal(100))
+    config = tmp_path / "csma.json"
+    stated = {"queue-delay": {"window-ms": 1000}}
+    instance = {"csci-id": "x", "cs-id": "A", "capability": stated}
+    config.write_text(json.dumps({"site": "S", "instances": [instance]}))
+    with pytest.raises(ConfigError) as refused:
+        load_config(config)
+    (item,) = refused.value.items
+    assert item.path == "/cats-csma-config:csma/instances[csci-id='x']/capability/queue-delay"
+    assert "median, its p95 or both" in item.message

@@ -142,12 +142,12 @@ def test_computing_time_estimates_per_service_and_site_wide(tmp_path: Path) -> N
 
 def test_overrides_of_the_command_line() -> None:
     config = with_overrides(
-        load_config(EXAMPLE), url="http://cps:1/restconf/", username="u", heartbeat=2.0
+        load_config(EXAMPLE), url="http://cps:1/restconf/", username="u", heartbeat_ms=2000
     )
     assert (config.cps.url, config.cps.username, config.reporting.heartbeat) == (
         "http://cps:1/restconf",
         "u",
         2.0,
     )
-    with pytest.raises(ConfigError):
-        with_overrides(config, heartbeat=0)
+    with pytest.raises(ConfigError, match="--heartbeat-ms"):
+        with_overrides(config, heartbeat_ms=0)

@@ -4,12 +4,17 @@ configuration and the advertisements, and the gateway description under CSCI-IDs
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from controller.demo import episode
+from agents.csma.capability import Advertised, advertisement
+from agents.csma.config import load_config
+from controller.demo import drafts, episode
 from controller.demo.agent import EXAMPLE, description
-from controller.demo.topology import SITES, SM
+from controller.demo.topology import SCIS, SITES, SM, csma_config, write_json
+from controller.types import Json
 
 LOCATORS = {"B": "127.3.67.3:40001", "C": "127.3.67.4:40002"}
+NOW = 1_800_000_000.0
 AS = episode.AS
 
 
@@ -63,21 +68,44 @@ def test_the_c_ps_reaches_each_candidate_through_its_sites_csma_and_attaches_it(
     ]
 
 
-def test_each_agent_advertises_what_it_would_under_its_own_user() -> None:
-    sent = episode.advertisements(0.0, LOCATORS, {"B": 0.05})
-    assert [(a.user, a.operation) for a in sent] == [
-        ("csma-ss2", "advertise-capability"),
-        ("csma-ss3", "advertise-capability"),
-        ("cnma", "advertise-forwarding-view"),
-    ]
-    b_capability = sent[0].members["candidate"][0]
-    assert b_capability["csci-id"] == LOCATORS["B"]
-    assert b_capability["computing"]["accelerator"]["free-capacity"] == "0.6000"
-    assert b_capability["computing"]["accelerator"]["source"] == "csma-ss2"
+def test_the_c_nma_view_is_sent_under_its_user_with_the_paths_as_given() -> None:
+    sent = episode.forwarding_advertisement(0.0, LOCATORS, {"B": 0.05})
+    assert (sent.user, sent.operation) == ("cnma", "advertise-forwarding-view")
     paths = {
-        c["csci-id"]: c["path-set"]["path"][0]["delay"]["p95"] for c in sent[2].members["candidate"]
+        c["csci-id"]: c["path-set"]["path"][0]["delay"]["p95"] for c in sent.members["candidate"]
     }
     assert paths == {LOCATORS["B"]: "50.000", LOCATORS["C"]: "400.000"}
+
+
+def _without_freshness(document: Json) -> Json:
+    """The document without its freshness bounds (the C-SMA's is three intervals)."""
+    if isinstance(document, dict):
+        return {k: _without_freshness(v) for k, v in document.items() if k != "freshness-bound"}
+    return document
+
+
+def test_each_site_csma_advertises_its_candidate_with_the_drafts_numbers(
+    tmp_path: Path,
+) -> None:
+    """The site C-SMA's configuration validates against cats-csma-config, and the MSG-4 that
+    ``catsctl csma`` builds from it (agents.csma.capability) is the draft's computing view of
+    its candidate, value for value, under its own name as the source."""
+    csci_ids = {s.label: f"{s.address}:1" for s in SCIS}
+    for site in SITES:
+        base = csma_config(site, "http://127.0.0.1:1/restconf", "pw", csci_ids)
+        path = write_json(
+            tmp_path / f"{site.csma}.json", episode.with_agent_csma(base, site, "pw", LOCATORS)
+        )
+        config = load_config(path)
+        assert config.advertising.interval == episode.ADVERTISING_MS / 1000
+        instances = [Advertised(i.csci_id, i.cs_id, i.capability) for i in config.instances]
+        members = advertisement(config.name, instances, {}, NOW, 45_000)
+        assert members is not None
+        (placed,) = [c for c in episode.CANDIDATES if c.site == site.site]
+        (candidate,) = members["candidate"]
+        assert candidate["csci-id"] == LOCATORS[placed.letter]
+        expected = drafts.computing(placed.spec, NOW, source=site.csma)
+        assert _without_freshness(candidate["computing"]) == _without_freshness(expected)
 
 
 def test_the_description_expects_the_candidates_by_csci_id_and_leaves_the_session_open() -> None:

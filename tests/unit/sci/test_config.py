@@ -17,6 +17,7 @@ from agents.sci.config import (
     HealthSettings,
     Overrides,
     ReportingSettings,
+    ResourceThreshold,
     load_config,
     parse_config,
 )
@@ -58,28 +59,34 @@ def test_defaults_are_the_modules(schema: Schema, tmp_path: Path) -> None:
     assert config.affinity == AffinitySettings()
     assert config.reporting == ReportingSettings()
     health, aggregation, reporting = config.health, config.aggregation, config.reporting
+    dispatch = config.dispatch
     defaults = {
-        "metric-collection/sampling-interval": config.collection.sampling_interval_s,
-        "health-monitoring/liveness/interval": health.liveness_interval_s,
-        "health-monitoring/liveness/timeout": health.liveness_timeout_ms,
-        "health-monitoring/readiness/interval": health.readiness_interval_s,
-        "health-monitoring/performance/interval": health.performance_interval_s,
+        "metric-collection/sampling-interval-ms": config.collection.sampling_interval_ms,
+        "health-monitoring/liveness/interval-ms": health.liveness_interval_ms,
+        "health-monitoring/liveness/timeout-ms": health.liveness_timeout_ms,
+        "health-monitoring/readiness/interval-ms": health.readiness_interval_ms,
+        "health-monitoring/readiness/timeout-ms": health.readiness_timeout_ms,
+        "health-monitoring/performance/interval-ms": health.performance_interval_ms,
+        "health-monitoring/performance/resource-threshold/duration-ms": ResourceThreshold(
+            "cpu", 90.0
+        ).duration_ms,
         "health-monitoring/hysteresis/failures-to-down": health.failures_to_down,
         "health-monitoring/hysteresis/passes-to-up": health.passes_to_up,
         "aggregation/safety-margin": aggregation.safety_margin,
         "aggregation/degradation-factor": aggregation.degradation_factor,
         "aggregation/degraded-weight": aggregation.degraded_weight,
-        "aggregation/measurement-window": aggregation.measurement_window_s,
-        "aggregation/health-batch-window": aggregation.health_batch_window_ms,
-        "dispatch/no-healthy-instance/reject-status": config.dispatch.reject_status,
-        "affinity/binding-timeout": config.affinity.binding_timeout_s,
-        "reporting/heartbeat-interval": reporting.heartbeat_interval_s,
+        "aggregation/measurement-window-ms": aggregation.measurement_window_ms,
+        "aggregation/health-batch-window-ms": aggregation.health_batch_window_ms,
+        "dispatch/no-healthy-instance/reject-status": dispatch.reject_status,
+        "dispatch/no-healthy-instance/queue-timeout-ms": dispatch.queue_timeout_ms,
+        "affinity/binding-timeout-ms": config.affinity.binding_timeout_ms,
+        "reporting/heartbeat-interval-ms": reporting.heartbeat_interval_ms,
         "reporting/freshness-multiplier": reporting.freshness_multiplier,
         "reporting/thresholds/gas-absolute": reporting.gas_absolute,
         "reporting/thresholds/gas-relative": reporting.gas_relative,
         "reporting/thresholds/computing-time-relative": reporting.computing_time_relative,
-        "reporting/rate-limit/min-interval": reporting.min_interval_ms,
-        "reporting/rate-limit/interval": reporting.rate_interval_s,
+        "reporting/rate-limit/min-interval-ms": reporting.min_interval_ms,
+        "reporting/rate-limit/interval-ms": reporting.rate_interval_ms,
     }
     for path, value in defaults.items():
         leaf: Any = next(schema.context.find_path(f"/ietf-cats-sci:sci/{path}"))
@@ -117,3 +124,54 @@ def test_identityrefs_lose_their_prefix() -> None:
     document = json.loads(json.dumps(MINIMAL))
     document["ietf-cats-sci:sci"]["dispatch"] = {"algorithm": "ietf-cats-sci:slot-based"}
     assert parse_config(document).dispatch.algorithm == "slot-based"
+
+
+# Every configured duration of the module's first revision, in seconds or milliseconds under
+# a name without "-ms": (the container it is in, the old member, an old value).
+OLD_DURATIONS = [
+    ({"metric-collection": {"sampling-interval": 5}}, "sampling-interval"),
+    ({"health-monitoring": {"liveness": {"interval": 5}}}, "interval"),
+    ({"health-monitoring": {"liveness": {"timeout": 2000}}}, "timeout"),
+    ({"health-monitoring": {"readiness": {"interval": 30}}}, "interval"),
+    ({"health-monitoring": {"readiness": {"timeout": 5000}}}, "timeout"),
+    ({"health-monitoring": {"performance": {"interval": 30}}}, "interval"),
+    (
+        {
+            "health-monitoring": {
+                "performance": {
+                    "resource-threshold": [
+                        {"resource": "cpu", "utilization": "90.00", "duration": 30}
+                    ]
+                }
+            }
+        },
+        "duration",
+    ),
+    ({"aggregation": {"measurement-window": 10}}, "measurement-window"),
+    ({"aggregation": {"health-batch-window": 1000}}, "health-batch-window"),
+    (
+        {"dispatch": {"no-healthy-instance": {"action": "queue", "queue-timeout": 1000}}},
+        "queue-timeout",
+    ),
+    ({"affinity": {"binding-timeout": 120}}, "binding-timeout"),
+    ({"reporting": {"heartbeat-interval": 60}}, "heartbeat-interval"),
+    ({"reporting": {"rate-limit": {"min-interval": 1000}}}, "min-interval"),
+    ({"reporting": {"rate-limit": {"interval": 60}}}, "interval"),
+]
+
+
+@pytest.mark.parametrize(("members", "old"), OLD_DURATIONS)
+def test_a_file_with_the_old_duration_names_is_refused_naming_the_node(
+    schema: Schema, tmp_path: Path, members: dict[str, Any], old: str
+) -> None:
+    """A file of the first revision (seconds under names without "-ms") is refused, its old
+    node named, rather than read a thousand times shorter (docs/yang-conventions.md)."""
+    document = json.loads(json.dumps(MINIMAL))
+    document["ietf-cats-sci:sci"] |= members
+    path = _write(tmp_path, document)
+    with pytest.raises(SciError) as caught:
+        load_config(path, schema)
+    (item,) = caught.value.items
+    assert f'"{old}"' in item.message, item
+    assert "not found" in item.message, item
+    assert str(path) in item.message

@@ -24,8 +24,8 @@ def _config() -> Json:
     document: Json = json.loads(json.dumps(MINIMAL))
     sci = document["ietf-cats-sci:sci"]
     sci["service-instance"].append({"si-id": "b", "address": "127.0.0.1", "max-capacity": 6})
-    sci["reporting"] = {"heartbeat-interval": 10, "rate-limit": {"min-interval": 1000}}
-    sci["aggregation"] = {"health-batch-window": 0}
+    sci["reporting"] = {"heartbeat-interval-ms": 10_000, "rate-limit": {"min-interval-ms": 1000}}
+    sci["aggregation"] = {"health-batch-window-ms": 0}
     return document
 
 

@@ -79,7 +79,7 @@ def test_min_interval_limits_deltas_but_not_events() -> None:
 
 
 def test_max_reports_per_interval() -> None:
-    settings = ReportingSettings(max_reports=3, rate_interval_s=60, min_interval_ms=0)
+    settings = ReportingSettings(max_reports=3, rate_interval_ms=60_000, min_interval_ms=0)
     sent = Sent(_agg(10), 3.0, 0.0)
     window = RateWindow((1.0, 2.0, 3.0))
     trigger = frozenset({"instance-recovered"})

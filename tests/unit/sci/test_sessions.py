@@ -10,7 +10,7 @@ A, B = SiId("a"), SiId("b")
 
 
 def test_a_binding_holds_until_the_timeout_and_activity_renews_it() -> None:
-    manager = SessionManager(AffinitySettings(binding_timeout_s=10))
+    manager = SessionManager(AffinitySettings(binding_timeout_ms=10_000))
     manager.bind("session:x", A, 0.0, session=True)
     assert manager.lookup(("session:x",), 9.0) == A  # renews to 9
     assert manager.lookup(("session:x",), 18.0) == A
@@ -19,7 +19,7 @@ def test_a_binding_holds_until_the_timeout_and_activity_renews_it() -> None:
 
 
 def test_without_renewal_the_binding_expires_from_its_creation() -> None:
-    manager = SessionManager(AffinitySettings(binding_timeout_s=10, renew_on_activity=False))
+    manager = SessionManager(AffinitySettings(binding_timeout_ms=10_000, renew_on_activity=False))
     manager.bind("flow:1", A, 0.0, session=False)
     assert manager.lookup(("flow:1",), 9.0) == A
     assert manager.lookup(("flow:1",), 11.0) is None
@@ -50,7 +50,7 @@ def test_an_unhealthy_instance_loses_its_bindings() -> None:
 
 
 def test_max_bindings_and_expiry_sweep() -> None:
-    manager = SessionManager(AffinitySettings(max_bindings=1, binding_timeout_s=5))
+    manager = SessionManager(AffinitySettings(max_bindings=1, binding_timeout_ms=5000))
     assert manager.bind("flow:1", A, 0.0, session=False)
     assert not manager.bind("flow:2", A, 0.0, session=False)
     assert manager.expire(10.0) == 1
