@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -81,5 +83,19 @@ def run(args: argparse.Namespace) -> int:
         written.extend(write_all(runs, matrix, args.out))
     for path in written:
         print(f"wrote {path}")
-    print(f"{total} runs in {time.monotonic() - started:.0f} s")
+    print(f"{total} runs in {time.monotonic() - started:.0f} s; {_cpu()}")
     return 0
+
+
+def _cpu() -> str:
+    """The CPU seconds of this process and of its worker processes (counted once the pool
+    has joined them), and the load average the run was measured against."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    mine = own.ru_utime + own.ru_stime
+    theirs = workers.ru_utime + workers.ru_stime
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    return (
+        f"CPU {mine + theirs:.0f} s (command {mine:.0f} s, workers {theirs:.0f} s); "
+        f"load average {load} on {os.cpu_count()} cores"
+    )

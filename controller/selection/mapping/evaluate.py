@@ -19,6 +19,7 @@ from controller.selection.mapping.memo import Combined, Screenings
 from controller.selection.mapping.points import decision_point
 from controller.selection.mapping.prepared import Prepared, prepare
 from controller.selection.mapping.record import CandidateResult, Evaluation
+from controller.selection.mapping.scan import Scans
 from controller.selection.mapping.screening import screen
 from controller.selection.mapping.stability import judge
 from controller.selection.mapping.storage import held_somewhere
@@ -63,6 +64,7 @@ def _screen_all(
     prepared: Prepared,
     candidates: Sequence[Candidate],
     now: Timestamp,
+    scans: Scans,
     kept: Screenings | None = None,
 ) -> Screened:
     """P4 then P5 for every candidate: exclusions per candidate, valuations of the eligible;
@@ -79,7 +81,7 @@ def _screen_all(
                 if found.valuation is not None:
                     eligible.append(found.valuation)
                 continue
-        measures = measure(candidate, prepared, now)
+        measures = measure(candidate, prepared, now, scans)
         exclusions, estimates = screen(candidate, prepared, measures)
         valuation = None
         if exclusions:
@@ -93,13 +95,18 @@ def _screen_all(
     return screened, eligible
 
 
-def _sourced(prepared: Prepared, candidates: Sequence[Candidate], now: Timestamp) -> Prepared:
-    """The prepared descriptor knowing which elements some candidate holds (6.7 transfer)."""
+def _sourced(
+    prepared: Prepared, candidates: Sequence[Candidate], now: Timestamp
+) -> tuple[Prepared, Scans]:
+    """The prepared descriptor knowing which elements some candidate holds (6.7 transfer),
+    and the scans that told it (each candidate's state is scanned once per decision)."""
+    scans = Scans(prepared.working_set, now)
     if not prepared.working_set.elements:
-        return prepared
+        return prepared, scans
     views = (candidate.view for candidate in candidates)
-    movable, pinned = held_somewhere(prepared.working_set, views, now)
-    return replace(prepared, working_set=prepared.working_set.with_sources(movable, pinned))
+    movable, pinned = held_somewhere(prepared.working_set, views, now, scans)
+    sourced = prepared.working_set.with_sources(movable, pinned)
+    return replace(prepared, working_set=sourced), scans
 
 
 def _results(
@@ -174,10 +181,10 @@ def _fallback(
             rungs.append(FallbackRung.DEGRADE_WITHIN_CLASS)
         descriptor = degraded
         applied.append(reduction)
-        prepared = _sourced(
+        prepared, scans = _sourced(
             prepare(descriptor, prepared.tiers, prepared.context, position), candidates, now
         )
-        screened = _screen_all(prepared, candidates, now)
+        screened = _screen_all(prepared, candidates, now, scans)
         if screened[1]:
             break
     return prepared, screened, rungs, applied
@@ -199,8 +206,10 @@ def evaluate(
     """
     descriptor, position = request.descriptor, request.position
     context = policy.context
-    prepared = _sourced(prepare(descriptor, policy.tiers, context, position), candidates, now)
-    screened, eligible = _screen_all(prepared, candidates, now, kept)
+    prepared, scans = _sourced(
+        prepare(descriptor, policy.tiers, context, position), candidates, now
+    )
+    screened, eligible = _screen_all(prepared, candidates, now, scans, kept)
     rungs: list[FallbackRung] = []
     applied: list[DegradationClass] = []
     if not eligible:

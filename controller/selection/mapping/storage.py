@@ -1,12 +1,12 @@
 """The storage dimension, element by element (6.3, 6.7; M4, M5, M22-M24, M49).
 
 For every candidate: which elements of the working set it holds usably (fresh, attributed,
-in accelerator memory or with a known retrieval cost), what is missing, and the cost of
-making the missing part usable: transfer (from a candidate that holds it) or recompute, by
-the relations of :mod:`relations`. An element no candidate holds can only be recomputed.
-The working set is prepared once per decision (:class:`PreparedWorkingSet`); a candidate then
-costs one dictionary probe per element it might hold, so a decision over many candidates
-does not allocate per element.
+in accelerator memory or with a known retrieval cost; :mod:`scan`), what is missing, and the
+cost of making the missing part usable: transfer (from a candidate that holds it) or
+recompute, by the relations of :mod:`relations`. An element no candidate holds can only be
+recomputed. The working set is prepared once per decision (:class:`PreparedWorkingSet`); a
+candidate then costs one dictionary probe per element it might hold, so a decision over many
+candidates does not allocate per element.
 """
 
 from __future__ import annotations
@@ -17,17 +17,22 @@ from dataclasses import dataclass
 from controller.selection.mapping.descriptor import WorkingSetElement
 from controller.selection.mapping.findings import Exclusion, QualifiedValue, reported, unusable
 from controller.selection.mapping.relations import recompute_time, state_cost, transfer_time
-from controller.selection.mapping.values import satisfies
-from controller.selection.mapping.view import ResourceView, StateElementView
+from controller.selection.mapping.scan import (
+    ACCEL,
+    FORCED,
+    STATE,
+    TOKENS,
+    Held,
+    Scans,
+    scan,
+)
+from controller.selection.mapping.view import ResourceView
 from controller.selection.mapping.vocabulary import (
-    ACCELERATOR_CLASSES,
     NOT_RECOMPUTABLE,
     Element,
     ElementClass,
     Presence,
     Reason,
-    ResidencyTier,
-    ValueCondition,
 )
 from controller.selection.mapping.workingset import Key, PreparedWorkingSet, Totals
 from controller.selection.units import Timestamp
@@ -64,139 +69,7 @@ class StoragePlan:
     qualified: tuple[QualifiedValue, ...] = ()
 
 
-class _Held:
-    """Working sums while one candidate's state is scanned (local to :func:`plan`).
-
-    ``sums`` holds known amount and unknown count for state bytes, accelerator bytes, bytes
-    that must be transferred, and tokens to reprocess, in that order.
-    """
-
-    __slots__ = ("doubtful", "keys", "retrieval", "sums")
-
-    def __init__(self) -> None:
-        self.sums = [0, 0, 0, 0, 0, 0, 0, 0]
-        self.retrieval = 0.0
-        self.keys: set[Key] = set()
-        self.doubtful: dict[Key, ValueCondition] = {}
-
-
-_STATE, _ACCEL, _FORCED, _TOKENS = 0, 2, 4, 6
-_NOTHING_HELD = _Held()
-
-
-def _hold(held: _Held, key: Key, element: WorkingSetElement, seen: StateElementView) -> None:
-    """Count a usable copy held at the candidate."""
-    in_accelerator = seen.residency is ResidencyTier.ACCELERATOR_MEMORY
-    if not in_accelerator:
-        held.retrieval += seen.retrieval_cost or 0.0
-    size = element.element_size if element.element_size is not None else seen.element_size
-    held.keys.add(key)
-    sums = held.sums
-    cls = element.element_class
-    for index, amount, counted in (
-        (_STATE, size, True),
-        (_ACCEL, size, in_accelerator and cls in ACCELERATOR_CLASSES),
-        (_FORCED, size, cls in NOT_RECOMPUTABLE),
-        (_TOKENS, element.tokens_to_reprocess, cls not in NOT_RECOMPUTABLE),
-    ):
-        if not counted:
-            continue
-        if amount is None:
-            sums[index + 1] += 1
-        else:
-            sums[index] += amount
-
-
-def _doubt(seen: StateElementView, condition: ValueCondition | None) -> ValueCondition | None:
-    """Why a reported copy cannot be counted as held, None when it can (7.5, MSG-6).
-
-    Unknown presence is unknown, never absent; a present copy that is stale, older than the
-    element's freshness need, or held below accelerator memory with no retrieval cost is
-    doubtful; an absent copy is simply absent.
-    """
-    if seen.presence is Presence.UNKNOWN:
-        return ValueCondition.UNKNOWN
-    if seen.presence is Presence.ABSENT:
-        return None
-    if not satisfies(condition):
-        return condition
-    if seen.residency is not ResidencyTier.ACCELERATOR_MEMORY and seen.retrieval_cost is None:
-        return ValueCondition.UNKNOWN
-    return None
-
-
-def _condition(
-    seen: StateElementView, element: WorkingSetElement, now: Timestamp, *, fresh: bool
-) -> ValueCondition | None:
-    """The condition of a reported copy: its report's freshness and the element's age need."""
-    max_age = element.max_age
-    if max_age is None:
-        return None if fresh else seen.meta.condition(now)
-    age = seen.state_age
-    if age is not None and age > max_age:
-        return ValueCondition.STALE
-    return seen.meta.condition(now, max_age)
-
-
-def _scan(prepared: PreparedWorkingSet, view: ResourceView, now: Timestamp) -> _Held:
-    """Probe the working set for each copy the candidate reports present or unknown (the
-    view keeps those apart once, so the copies reported absent cost nothing per decision).
-
-    A fresh present copy of an element without its own age need, whose retrieval cost is
-    known (zero in accelerator memory), is counted inline; anything else goes through
-    :func:`_doubt` and :func:`_hold`.
-    """
-    reported = view.reported  # an absent copy is simply absent (whatever its freshness)
-    if not reported:
-        return _NOTHING_HELD
-    elements = prepared.elements
-    fresh = now <= view.state_fresh_until
-    held = _Held()
-    for key, seen in reported:
-        element = elements.get(key)
-        if element is None:
-            continue
-        size = element.element_size
-        in_accelerator = seen.residency is ResidencyTier.ACCELERATOR_MEMORY
-        if not (
-            fresh
-            and element.max_age is None
-            and size is not None
-            and seen.presence is Presence.PRESENT
-            and (in_accelerator or seen.retrieval_cost is not None)
-        ):
-            doubt = _doubt(seen, _condition(seen, element, now, fresh=fresh))
-            if doubt is not None:
-                held.doubtful[key] = doubt
-            elif seen.presence is Presence.PRESENT:
-                _hold(held, key, element, seen)
-            continue
-        _count(held, key, element, seen, size)
-    return held
-
-
-def _count(
-    held: _Held, key: Key, element: WorkingSetElement, seen: StateElementView, size: int
-) -> None:
-    """Count a fresh present copy of known size (the common case of :func:`_scan`)."""
-    sums = held.sums
-    held.keys.add(key)
-    sums[_STATE] += size
-    cls = element.element_class
-    if seen.residency is ResidencyTier.ACCELERATOR_MEMORY:
-        if cls in ACCELERATOR_CLASSES:
-            sums[_ACCEL] += size
-    else:
-        held.retrieval += seen.retrieval_cost or 0.0
-    if cls in NOT_RECOMPUTABLE:
-        sums[_FORCED] += size
-    elif element.tokens_to_reprocess is None:
-        sums[_TOKENS + 1] += 1
-    else:
-        sums[_TOKENS] += element.tokens_to_reprocess
-
-
-def _missing(total: Totals, held: _Held, index: int) -> int | None:
+def _missing(total: Totals, held: Held, index: int) -> int | None:
     known, unknown = held.sums[index], held.sums[index + 1]
     if total.unknown - unknown > 0:
         return None
@@ -216,7 +89,7 @@ def _rebuildable(element: WorkingSetElement, link: Link, *, sourced: bool) -> bo
 
 
 def _element_exclusions(
-    csci_id: CsciId, prepared: PreparedWorkingSet, held: _Held, link: Link
+    csci_id: CsciId, prepared: PreparedWorkingSet, held: Held, link: Link
 ) -> list[Exclusion]:
     """M28 (an element that may not move stays) and required presence (6.3, M4).
 
@@ -282,11 +155,11 @@ def _element_exclusions(
 
 
 def _costs(
-    prepared: PreparedWorkingSet, held: _Held, link: Link
+    prepared: PreparedWorkingSet, held: Held, link: Link
 ) -> tuple[int | None, float | None, float | None]:
     """Missing bytes, and the time to make the missing part usable by transfer (elements no
     candidate holds being recomputed) or by recompute (tool results being transferred)."""
-    missing = _missing(prepared.state_bytes, held, _STATE)
+    missing = _missing(prepared.state_bytes, held, STATE)
     if missing == 0:
         return 0, 0.0, 0.0
     bw, rtt, prefill = link.bw, link.rtt, link.prefill_rate
@@ -308,10 +181,10 @@ def _costs(
         moved = missing - prepared.sourceless_bytes.known
         transfer = (transfer_time(moved, bw, rtt) if moved > 0 else 0.0) + rebuild_sourceless
     recompute: float | None = None
-    tokens_missing = _missing(prepared.tokens, held, _TOKENS)
+    tokens_missing = _missing(prepared.tokens, held, TOKENS)
     if tokens_missing is not None and prefill:
         recompute = recompute_time(tokens_missing, prefill)
-        forced = _missing(prepared.forced_bytes, held, _FORCED)
+        forced = _missing(prepared.forced_bytes, held, FORCED)
         if forced:
             if prepared.sourceless_forced or not movable or not bw or rtt is None:
                 recompute = None
@@ -324,7 +197,12 @@ def plan(
     csci_id: CsciId, prepared: PreparedWorkingSet, view: ResourceView, link: Link, now: Timestamp
 ) -> StoragePlan:
     """Value the storage dimension of one candidate element by element (P5, 6.8 step 2)."""
-    held = _scan(prepared, view, now)
+    return valued(csci_id, prepared, scan(prepared, view, now), link)
+
+
+def valued(csci_id: CsciId, prepared: PreparedWorkingSet, held: Held, link: Link) -> StoragePlan:
+    """The storage plan of a candidate whose state was scanned into ``held`` (by a decision's
+    :class:`Scans`)."""
     missing_bytes, transfer, recompute = _costs(prepared, held, link)
     cost = state_cost(transfer, recompute)
     exclusions: tuple[Exclusion, ...] = ()
@@ -338,7 +216,7 @@ def plan(
         )
     return StoragePlan(
         missing_bytes,
-        _missing(prepared.accelerator_bytes, held, _ACCEL),
+        _missing(prepared.accelerator_bytes, held, ACCEL),
         transfer,
         recompute,
         held.retrieval,
@@ -350,18 +228,23 @@ def plan(
 
 
 def held_somewhere(
-    prepared: PreparedWorkingSet, views: Iterable[ResourceView], now: Timestamp
+    prepared: PreparedWorkingSet,
+    views: Iterable[ResourceView],
+    now: Timestamp,
+    scans: Scans | None = None,
 ) -> tuple[set[Key], set[Key]]:
     """The working-set elements some candidate holds usably, split into those a transfer can
     take from a holder and those every holder keeps in place ('stay-in-place' governance of
-    the copy, M28). Stops once every element has a holder that lets it move."""
+    the copy, M28). Stops once every element has a holder that lets it move. The scans are
+    kept in ``scans`` for the candidates' plans."""
+    scan_of = scan if scans is None else scans.scan
     movable: set[Key] = set()
     pinned: set[Key] = set()
     wanted = len(prepared.elements)
     for view in views:
         if not view.state:
             continue
-        for key in _scan(prepared, view, now).keys:
+        for key in scan_of(prepared, view, now).keys:
             if view.state[key].may_not_move:
                 pinned.add(key)
             else:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from controller.selection.mapping.findings import QualifiedValue, reported
 from controller.selection.mapping.prepared import Prepared
-from controller.selection.mapping.storage import Link, StoragePlan, plan
+from controller.selection.mapping.scan import Scans, scan
+from controller.selection.mapping.storage import Link, StoragePlan, valued
 from controller.selection.mapping.values import Distribution, Metadata, Reading, satisfies
 from controller.selection.mapping.view import Candidate, PathView
 from controller.selection.mapping.vocabulary import Element, ValueCondition
@@ -158,8 +159,11 @@ def _artifact_load(candidate: Candidate) -> float | None:
     return artifact.weights_bytes / artifact.load_rate + (artifact.registry_rtt or 0.0)
 
 
-def measure(candidate: Candidate, prepared: Prepared, now: Timestamp) -> Measures:
-    """Read every quantity P4 and P5 need from one candidate's view."""
+def measure(
+    candidate: Candidate, prepared: Prepared, now: Timestamp, scans: Scans | None = None
+) -> Measures:
+    """Read every quantity P4 and P5 need from one candidate's view (its state from the
+    decision's ``scans`` when given)."""
     view = candidate.view
     reader = Reader(candidate, prepared, now)
     path, path_delay = _best_path(candidate, prepared, reader)
@@ -176,6 +180,8 @@ def measure(candidate: Candidate, prepared: Prepared, now: Timestamp) -> Measure
     window = view.transfer_window
     link = Link(bw, rtt, prefill, window is None or window.open_at(now))
     endpoints, slowest = _endpoints(candidate, prepared, reader)
+    working = prepared.working_set
+    held = scan(working, view, now) if scans is None else scans.scan(working, view, now)
     return Measures(
         reader,
         path,
@@ -186,7 +192,7 @@ def measure(candidate: Candidate, prepared: Prepared, now: Timestamp) -> Measure
         reader.at(view.queue_delay),
         reader.at(view.step_latency),
         _artifact_load(candidate),
-        plan(candidate.csci_id, prepared.working_set, view, link, now),
+        valued(candidate.csci_id, working, held, link),
     )
 
 

@@ -155,8 +155,8 @@ class ResourceView:
     fresh_until: float = field(init=False, repr=False, compare=False)
     oldest: float = field(init=False, repr=False, compare=False)
     state_fresh_until: float = field(init=False, repr=False, compare=False)
-    reported: tuple[tuple[tuple[TenantId, ReuseKey], StateElementView], ...] = field(
-        init=False, repr=False, compare=False
+    _reported: tuple[tuple[tuple[TenantId, ReuseKey], StateElementView], ...] | None = field(
+        init=False, default=None, repr=False, compare=False
     )
 
     def __post_init__(self) -> None:
@@ -170,15 +170,27 @@ class ResourceView:
         )
         object.__setattr__(self, "fresh_until", until if clean else -math.inf)
         object.__setattr__(self, "oldest", oldest)
-        # The copies reported present or unknown, and until when all of their reports are
-        # fresh and clean; an absent copy is simply absent whatever its report says (MSG-6),
-        # so it neither costs a probe per decision nor stops the others being read at once.
-        held = tuple(item for item in self.state.items() if item[1].presence is not Presence.ABSENT)
-        object.__setattr__(self, "reported", held)
-        state = [seen.meta for _, seen in held]
+        # Until when every copy reported present or unknown is fresh and clean; an absent
+        # copy is simply absent whatever its report says (MSG-6), so it does not stop the
+        # others being read at once. Read from the distinct element views: a state map that
+        # shares one view among many keys (a C-SMA's view of a KV cache) costs one per view.
+        state = [seen.meta for seen in self.state.values() if seen.presence is not Presence.ABSENT]
         state_until = min((meta.expires_at for meta in state), default=math.inf)
         state_clean = all(meta.clean for meta in state)
         object.__setattr__(self, "state_fresh_until", state_until if state_clean else -math.inf)
+
+    @property
+    def reported(self) -> tuple[tuple[tuple[TenantId, ReuseKey], StateElementView], ...]:
+        """The copies reported present or unknown, set apart from the absent ones once per
+        view, when a decision first walks the state (:func:`scan.scan` walks the smaller
+        of the state and the working set)."""
+        if self._reported is None:
+            held = tuple(
+                item for item in self.state.items() if item[1].presence is not Presence.ABSENT
+            )
+            object.__setattr__(self, "_reported", held)
+            return held
+        return self._reported
 
     def fresh(self, now: Timestamp, max_age: float | None) -> bool:
         """Every group of the view is fresh, attributed and asserted at ``now`` (7.5); the

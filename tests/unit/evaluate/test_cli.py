@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,12 @@ def test_evaluate_prints_the_table_and_writes_results_and_figures(
     for name in ("ttft-cdf.png", "p99-vs-load.png", "p99-vs-interval.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "table.md").read_text().startswith("| load | policy |")
+    summary = printed.splitlines()[-1]  # CPU beside wall time, with the load it ran under
+    assert re.fullmatch(
+        r"6 runs in \d+ s; CPU \d+ s \(command \d+ s, workers \d+ s\); "
+        r"load average [\d.]+ [\d.]+ [\d.]+ on \d+ cores",
+        summary,
+    ), summary
 
 
 def test_an_invalid_policy_file_is_refused_naming_it(

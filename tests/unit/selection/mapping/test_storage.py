@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, ValuesView
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,17 @@ from controller.selection.mapping.vocabulary import (
 )
 from controller.selection.mapping.workingset import PreparedWorkingSet
 from controller.types import CsciId, ReuseKey, TenantId
-from tests.unit.selection.mapping.builders import GB, NOW, TENANT, descriptor, element, held, meta
+from tests.unit.selection.mapping.builders import (
+    GB,
+    NOW,
+    TENANT,
+    candidate,
+    descriptor,
+    element,
+    held,
+    meta,
+    run,
+)
 
 EC = ElementClass
 LINK = Link(bw=2.5 * GB, rtt=0.008, prefill_rate=1_000.0)
@@ -167,3 +178,74 @@ def test_m20_msg6_unknown_presence_of_a_required_tool_result_excludes_even_if_mo
     kept = plan(CsciId("X"), loose, unknown, LINK, NOW)
     assert kept.exclusions == ()
     assert [q.condition for q in kept.qualified] == [ValueCondition.UNKNOWN]
+
+
+Key = tuple[TenantId, ReuseKey]
+
+
+class _Counted(Mapping[Key, StateElementView]):
+    """A state map that counts how often its copies are walked key by key."""
+
+    def __init__(self, copies: dict[Key, StateElementView]) -> None:
+        self._copies = copies
+        self.walked = 0
+        self.probed = 0
+
+    def get(self, key: Key, default: Any = None) -> Any:
+        self.probed += 1
+        return self._copies.get(key, default)
+
+    def __getitem__(self, key: Key) -> StateElementView:
+        return self._copies[key]
+
+    def __len__(self) -> int:
+        return len(self._copies)
+
+    def __iter__(self) -> Iterator[Key]:
+        self.walked += 1
+        return iter(self._copies)
+
+    def values(self) -> ValuesView[StateElementView]:
+        return self._copies.values()
+
+
+def test_a_candidate_holding_far_more_than_the_step_needs_is_probed_per_element() -> None:
+    """A KV cache of thousands of blocks against a step of a few: the working set is probed
+    in the state (walking the copies would cost per decision what the cache holds), with the
+    same meaning as a walk: present counts, absent is absent, unknown and stale are doubtful."""
+    small = held("ctx") | held("docs", presence=Presence.ABSENT)
+    small |= held("tool", presence=Presence.UNKNOWN)
+    small |= held("plan", meta=meta(age=120.0, bound=30.0))
+    steps = (CTX, DOCS, TOOL, PLAN_STATE)
+    walked = _plan(*steps, state=small)
+    large = _Counted(held(*(f"other-{n}" for n in range(2_000))) | small)
+    probed = _plan(*steps, state=large)
+    assert large.walked == 0
+    assert probed == walked
+    assert probed.held == 1
+    assert sorted((q.reuse_key, q.condition) for q in probed.qualified) == [
+        (ReuseKey("plan"), ValueCondition.STALE),
+        (ReuseKey("tool"), ValueCondition.UNKNOWN),
+    ]
+
+
+def test_a_decision_scans_each_candidates_state_once() -> None:
+    """Learning which elements some candidate holds (the sources of a transfer) and valuing
+    each candidate read the same scan: one probe per element and candidate, not two."""
+    steps = (CTX, DOCS, PLAN_STATE)
+    states = [
+        _Counted(held(*(f"other-{n}" for n in range(500)), *keys))
+        for keys in (("ctx", "docs"), ("plan",))
+    ]
+    evaluation = run(
+        descriptor(working_set=steps),
+        [candidate(name, state=state) for name, state in zip("AB", states, strict=True)],
+    )
+    assert [state.probed for state in states] == [len(steps), len(steps)]
+    plans = {
+        r.csci_id: r.scored.valuation.measures.storage
+        for r in evaluation.results
+        if r.scored is not None
+    }
+    assert {csci: p.held for csci, p in plans.items()} == {CsciId("A"): 2, CsciId("B"): 1}
+    assert plans[CsciId("B")].missing_bytes == int(7.5 * GB) + int(50e6)  # ctx and docs
