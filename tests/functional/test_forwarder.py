@@ -28,7 +28,7 @@ from lxml import etree
 from tests.conftest import ROOT
 from tests.functional.netconf_client import connect_nc
 from tests.functional.restconf_server import free_port
-from tests.functional.test_sci import Instance, sci_command, sci_config, wait_for
+from tests.functional.test_sci import START_S, Instance, sci_command, sci_config, wait_for
 from tools.bench.common import stop
 
 
@@ -188,11 +188,11 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
             instance.start()
         egress.start()
         forwarder.start()
-        wait_for("the instances", lambda: all(i.ready() for i in instances.values()), 30)
+        wait_for("the instances", lambda: all(i.ready() for i in instances.values()), START_S)
         a.start()
         b.start()
-        wait_for("the forwarders", lambda: forwarder.up() and egress.up(), 30)
-        wait_for("healthy SCIs", lambda: a.healthy() and b.healthy(), 30)
+        wait_for("the forwarders", lambda: forwarder.up() and egress.up(), START_S)
+        wait_for("healthy SCIs", lambda: a.healthy() and b.healthy(), START_S)
         yield Bed(forwarder, a, b, egress)
     finally:
         running: list[Forwarder | Sci | Instance] = [forwarder, egress, a, b, *instances.values()]
