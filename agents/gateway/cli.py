@@ -58,7 +58,7 @@ def _cmd_gateway(args: argparse.Namespace) -> int:
         print(f"{args.description}: valid description, {len(plans)} sessions, {count} requests")
         return 0
     url = (args.cps_url or DEFAULT_CPS_URL).rstrip("/")
-    settings = CpsSettings(url, args.username, password, args.timeout)
+    settings = CpsSettings(url, args.username, password, args.timeout_ms / 1000)
     cps: Cps = RestconfCps(settings) if netconf is None else NetconfCps(settings, netconf)
     runner = Runner(cps, sys.stdout)
     try:
@@ -76,6 +76,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add the ``gateway`` sub-command to ``catsctl``."""
     gateway = commands.add_parser(
         "gateway",
+        allow_abbrev=False,  # --timeout (seconds, before) must not pass as --timeout-ms
         help="the agent gateway: play agent sessions against the C-PS from a description",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -96,7 +97,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--password-file", type=Path, metavar="FILE", help="first line: the gateway's password"
     )
     gateway.add_argument(
-        "--timeout", type=float, default=10.0, metavar="SECONDS", help="per request (default 10)"
+        "--timeout-ms",
+        type=int,
+        default=10_000,
+        metavar="MS",
+        help="per request, in milliseconds (default 10000)",
     )
     gateway.add_argument(
         "--log", type=Path, metavar="FILE", help="write every request and reply as JSON"

@@ -53,7 +53,7 @@ def _cmd_sci(args: argparse.Namespace) -> int:
         credentials=_credentials(args),
         manage=args.manage,
         threads=args.threads,
-        forward=ForwardSettings(read_timeout_s=args.forward_timeout),
+        forward=ForwardSettings(read_timeout_s=args.forward_timeout_ms / 1000),
     )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -69,6 +69,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add ``sci`` to ``catsctl``'s sub-commands."""
     sci = commands.add_parser(
         "sci",
+        allow_abbrev=False,  # --forward-timeout (seconds, before) must not pass as ...-ms
         formatter_class=DefaultsShown,
         help="run a CATS Service Contact Instance (dispatch, health, metrics, reports to a C-SMA)",
     )
@@ -102,11 +103,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     sci.add_argument("--threads", type=int, default=32, metavar="N")
     sci.add_argument(
-        "--forward-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="read timeout of a forwarded request",
+        "--forward-timeout-ms",
+        type=int,
+        default=30_000,
+        metavar="MS",
+        help="read timeout of a forwarded request, in milliseconds",
     )
     add_operations_arguments(sci, "sci")
     sci.set_defaults(handler=_cmd_sci)

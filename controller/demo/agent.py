@@ -52,7 +52,7 @@ from controller.types import Json
 EXAMPLE = ROOT / "agents" / "gateway" / "examples" / "step30-episode.json"
 KEPT, OTHER = "C", "B"  # C holds the working set; B reports more free capacity
 GATEWAY_TIMEOUT_S = 240.0  # the whole episode, on a loaded machine
-GATEWAY_REQUEST_S = 60  # each request of the gateway (its default, 10 s, is short under load)
+GATEWAY_REQUEST_MS = 60_000  # each request of the gateway (its default, 10 s, is short under load)
 ADVERTISED_TIMEOUT_S = 120.0  # the C-SMAs advertised at their start; a refusal retries in 15 s
 ADVERTISED_METRIC = "cats_csma_advertisements_total"
 RULE_TIMEOUT_S = 15.0
@@ -211,8 +211,8 @@ def episode_played(run: Run) -> Step:
             str(secret),
             "--log",
             str(exchanges),
-            "--timeout",
-            str(GATEWAY_REQUEST_S),
+            "--timeout-ms",
+            str(GATEWAY_REQUEST_MS),
         ],
         timeout=GATEWAY_TIMEOUT_S,
     )

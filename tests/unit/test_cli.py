@@ -79,3 +79,23 @@ def test_agent_heartbeat_flags_are_milliseconds(
     with pytest.raises(SystemExit):
         build_parser().parse_args([agent, "--config", "x.toml", "--heartbeat", "20"])
     assert "unrecognized arguments: --heartbeat 20" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "dest"),
+    [
+        (["sci", "--config", "x"], "--forward-timeout-ms", "forward_timeout_ms"),
+        (["gateway", "session.json"], "--timeout-ms", "timeout_ms"),
+    ],
+)
+def test_agent_timeouts_are_milliseconds(
+    command: list[str], flag: str, dest: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The old seconds flags (--forward-timeout, --timeout) are refused, not taken as an
+    abbreviation of the milliseconds flag and read 1000 times shorter."""
+    args = build_parser().parse_args([*command, flag, "2500"])
+    assert getattr(args, dest) == 2500
+    old = flag.removesuffix("-ms")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*command, old, "2"])
+    assert f"unrecognized arguments: {old} 2" in capsys.readouterr().err
