@@ -17,11 +17,17 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Info, generate_latest
+
+from controller import __version__
 
 LOG = logging.getLogger("catsctl.management")
 #: The management port of each command when ``--metrics-address`` is not given.
 DEFAULT_PORTS = {"serve": 9180, "sci": 9181, "csma": 9182, "cnma": 9183, "forwarder": 9184}
+#: ``cats_build_info``: here, with the listener, so that every process that serves /metrics
+#: has it, whatever else it imports.
+BUILD = Info("cats_build", "The running version of cats-controller")
+BUILD.info({"version": __version__})
 
 
 class Readiness:

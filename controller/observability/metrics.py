@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from prometheus_client import REGISTRY, Counter, Gauge, Histogram, Info
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-
-from controller import __version__
 
 #: Latency buckets from 100 us to 10 s.
 LATENCY = (
@@ -35,9 +33,6 @@ LATENCY = (
     5.0,
     10.0,
 )
-
-BUILD = Info("cats_build", "The running version of cats-controller")
-BUILD.info({"version": __version__})
 
 # -- northbounds ---------------------------------------------------------------------------------
 

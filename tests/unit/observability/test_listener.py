@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
+from controller import __version__
 from controller.observability.listener import Readiness, parse_address
 
 
@@ -31,3 +35,18 @@ def test_addresses(text: str, found: tuple[str, int]) -> None:
 def test_bad_addresses(text: str) -> None:
     with pytest.raises(ValueError, match="ADDR:PORT"):
         parse_address(text)
+
+
+def test_the_listener_alone_brings_the_build_info() -> None:
+    """An agent imports the listener and not the server's metrics: its /metrics still carries
+    ``cats_build_info`` (a fresh interpreter, so that nothing else imported it first)."""
+    probe = (
+        "import sys, controller.observability.listener\n"
+        "from prometheus_client import REGISTRY, generate_latest\n"
+        "assert 'controller.observability.metrics' not in sys.modules\n"
+        "print(generate_latest(REGISTRY).decode())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert f'cats_build_info{{version="{__version__}"}} 1.0' in out
