@@ -212,17 +212,35 @@ def _tst_of(console: Console, csci_id: str) -> Decimal | None:
     return Decimal(last) if last else None
 
 
-def _layout_shift(driver: webdriver.Chrome) -> float:
-    """The page's cumulative layout shift so far (Layout Instability API, buffered)."""
-    score: float = driver.execute_async_script(
-        """const done = arguments[arguments.length - 1];
-        new PerformanceObserver((list) => {
-          done(list.getEntries().filter(e => !e.hadRecentInput)
-                                .reduce((sum, e) => sum + e.value, 0));
-        }).observe({type: 'layout-shift', buffered: true});
-        setTimeout(() => done(0), 500);"""
+def _now(driver: webdriver.Chrome) -> float:
+    """The page's clock (``performance.now()``, ms since it started loading)."""
+    moment: float = driver.execute_script("return performance.now()")
+    return moment
+
+
+def _layout_shifts(driver: webdriver.Chrome, since: float) -> dict[str, Any]:
+    """The cumulative layout shift from ``since`` (the page's clock, ms) and what moved: each
+    source's node and rectangles. What the page did while it loaded is not a live update."""
+    shifts: dict[str, Any] = driver.execute_async_script(
+        """const since = arguments[0], done = arguments[arguments.length - 1];
+        const rect = (r) => r && [r.x, r.y, r.width, r.height].map(Math.round).join(",");
+        const name = (n) => !n ? "?" : n.nodeType === 1
+          ? n.tagName + (n.id ? "#" + n.id : "") + (n.className && n.className.baseVal === undefined
+                                                     ? "." + n.className : "")
+          : n.nodeName + " in " + name(n.parentNode);
+        const report = (entries) => {
+          const shifts = entries.filter(e => !e.hadRecentInput && e.startTime >= since);
+          return {score: shifts.reduce((sum, e) => sum + e.value, 0),
+                  sources: shifts.flatMap(e => (e.sources || []).map(s =>
+                    `${e.value.toFixed(4)} at ${Math.round(e.startTime)} ms: ${name(s.node)} `
+                    + `${rect(s.previousRect)} -> ${rect(s.currentRect)}`))};
+        };
+        new PerformanceObserver((list) => done(report(list.getEntries())))
+          .observe({type: 'layout-shift', buffered: true});
+        setTimeout(() => done({score: 0, sources: []}), 500);""",
+        since,
     )
-    return score
+    return shifts
 
 
 def test_tst_chart_moves_live_when_the_network_delay_changes(console: Console) -> None:
@@ -231,6 +249,7 @@ def test_tst_chart_moves_live_when_the_network_delay_changes(console: Console) -
     console.wait(
         lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live-open") == "yes"
     )
+    live = _now(console.driver)
     before = console.wait(lambda d: _tst_of(console, sci3))
     assert before < 100  # CT3 + 6 ms
     updates = int(
@@ -244,7 +263,8 @@ def test_tst_chart_moves_live_when_the_network_delay_changes(console: Console) -
     console.shot("plots-congested")
     bed.set_paths({t.CF3: PATH_MS[t.CF3]})
     console.wait(lambda d: (v := _tst_of(console, sci3)) is not None and v < 100)
-    assert _layout_shift(console.driver) == 0
+    shifts = _layout_shifts(console.driver, since=live)
+    assert shifts["score"] == 0, shifts["sources"]
 
 
 def test_live_cells_update_in_place_without_layout_shift(console: Console) -> None:
@@ -259,10 +279,12 @@ def test_live_cells_update_in_place_without_layout_shift(console: Console) -> No
 
     # SCI-1 slowed by 300 ms: its Computing Time moves past any delta threshold of the C-SMA
     # (unslowed, the measured times may stay within them, and nothing is reported)
+    live = _now(console.driver)
     console.bed.admin("SCI-1", slow_ms=300)
     try:
         console.wait(changed)
-        assert _layout_shift(console.driver) == 0
+        shifts = _layout_shifts(console.driver, since=live)
+        assert shifts["score"] == 0, shifts["sources"]
     finally:
         console.bed.admin("SCI-1", slow_ms=0)
         console.bed.drive(("SCI-1",), 20)  # back to its own times for the tests after this one
