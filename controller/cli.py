@@ -8,8 +8,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from controller import __version__
+from controller.cli_config import file_defaults
 from controller.errors import CatsError
 from controller.model import Encoding, InstanceKind, ModelError, Schema
 
@@ -102,15 +104,39 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Any]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The sub-command a command line names (catsctl's own options take no value)."""
     return next((word for word in argv if not word.startswith("-")), None)
 
 
+def parse(words: Sequence[str]) -> argparse.Namespace:
+    """The command line ``words``, with the options of a ``--config`` file under them.
+
+    Raises:
+        ValueError: the file cannot be read, or names an option or a value the command does
+            not take (the message names the file and the key).
+    """
+    parser = build_parser(_command_of(words))
+    args = parser.parse_args(words)
+    if getattr(args, "options_file", None) is not None:  # catsctl serve --config FILE
+        command = _subcommands(parser).choices[args.command]
+        command.set_defaults(**file_defaults(command, args.options_file))
+        args = parser.parse_args(words)  # the command line over the file
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``catsctl`` console script."""
     words = sys.argv[1:] if argv is None else argv
-    args = build_parser(_command_of(words)).parse_args(words)
+    try:
+        args = parse(words)
+    except ValueError as exc:  # catsctl serve --config FILE
+        print(f"catsctl {_command_of(words)}: {exc}", file=sys.stderr)
+        return 1
     os.umask(0o077)  # state files, host keys, journals and logs: readable by their owner only
     try:
         code: int = args.handler(args)

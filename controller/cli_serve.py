@@ -135,6 +135,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         formatter_class=DefaultsShown,
     )
     serve.add_argument(
+        "--config",
+        dest="options_file",
+        type=Path,
+        metavar="FILE",
+        help="read options from FILE (TOML, or JSON by its .json suffix): each key an option's "
+        'long name without dashes (cluster = "etcd://...", node-id = "a", a list for a '
+        "repeatable option, true for a flag); the command line wins over it",
+    )
+    serve.add_argument(
         "--state-dir",
         type=Path,
         default=Path("state"),

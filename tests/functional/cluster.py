@@ -91,6 +91,10 @@ def running_cluster(
                 (state / KEY_FILE).write_bytes(key.read_bytes())
                 (state / KEY_FILE).chmod(0o600)
             options = ("--cluster", etcd.url, "--node-id", f"cps{number}", *extra)
+            if number == size > 1:  # the last one as an operator's file says (serve --config)
+                file = folder / f"replica{number}" / "serve.toml"
+                file.write_text(f'cluster = "{etcd.url}"\nnode-id = "cps{number}"\n')
+                options = ("--config", str(file), *extra)
             seed = init if number == 1 else None
             replicas.append(stack.enter_context(running_server(state, seed, *options)))
         yield Cluster(etcd, replicas)
