@@ -100,6 +100,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         cluster=args.cluster,
         node_id=args.node_id,
         local_reads=args.cluster_reads == "local",
+        cluster_log_keep=args.cluster_log_keep,
         core=CoreSettings(
             subscriptions_per_user=args.max_subscriptions_per_user,
             max_edit_nodes=args.max_edit_nodes,
@@ -113,6 +114,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:  # a port in use, an unwritable state directory
         print(f"catsctl serve: {exc}", file=sys.stderr)
         return 1
+
+
+def _log_keep(text: str) -> int:
+    """``--cluster-log-keep``: a count of commits, 0 or more."""
+    number = int(text)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or more")
+    return number
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -174,6 +183,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="consistent: a read of running first applies every commit the cluster has (one "
         "quorum read of etcd); local: answer from this replica's copy, which may lag the others "
         "by a watch event (docs/cluster.md)",
+    )
+    serve.add_argument(
+        "--cluster-log-keep",
+        type=_log_keep,
+        default=1000,
+        metavar="N",
+        help="the leader snapshots running into etcd every N commits, deletes the log up to N "
+        "commits before the snapshot and compacts etcd's history; 0: never (the log grows) "
+        "(docs/cluster.md)",
     )
     serve.add_argument(
         "--feature",

@@ -92,6 +92,7 @@ class ServeSettings:
     cluster: str | None = field(default=None, kw_only=True)  # etcd://HOST:PORT[,...]
     node_id: str | None = field(default=None, kw_only=True)  # the replica's name in it
     local_reads: bool = field(default=False, kw_only=True)  # cluster reads not made consistent
+    cluster_log_keep: int = field(default=1000, kw_only=True)  # commits between snapshots
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -181,7 +182,13 @@ def _join(settings: ServeSettings) -> Membership:
     from controller.cluster.membership import Membership  # noqa: PLC0415
 
     key, reads = load_key(settings.state_dir), not settings.local_reads
-    return Membership(str(settings.cluster), settings.node_id, key, consistent_reads=reads)
+    return Membership(
+        str(settings.cluster),
+        settings.node_id,
+        key,
+        consistent_reads=reads,
+        log_keep=settings.cluster_log_keep,
+    )
 
 
 def confirmed_commit(parts: NetconfParts) -> ConfirmedCommit:

@@ -5,7 +5,9 @@ request to the one that answered last, moving on to the next when a member does 
 (it is down, or it is cut off from the others and etcd's quorum read times out). A request
 that no member answers raises :class:`Unavailable`. The watch stream is read here (not with
 ``etcd3gw``'s watcher, which ends silently when its member goes), so that a watch that breaks
-is started again on another member from the revision after the last event it delivered.
+is started again on another member from the revision after the last event it delivered,
+unless etcd has compacted that revision away: then :class:`Compacted` ends the watch and the
+caller reads what it missed another way (the watch would be refused again and again).
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ API_PATH = "/v3/"  # etcd 3.4 serves /v3/ (and /v3beta/); no discovery round tri
 
 class Unavailable(Exception):  # noqa: N818 - it names the state, as etcd does
     """No etcd member answered (the cluster has lost quorum, or every member is down)."""
+
+
+class Compacted(Exception):  # noqa: N818 - it names etcd's answer
+    """etcd no longer has the revision a watch asked to start from (it compacted its history
+    up to ``revision``): the events before it are lost to watches."""
+
+    def __init__(self, revision: int, reason: str = "") -> None:
+        why = f" ({reason})" if reason else ""
+        super().__init__(f"etcd compacted its history up to revision {revision}{why}")
+        self.revision = revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +147,11 @@ class Etcd:
         """Delete a key."""
         self.call("/kv/deleterange", {"key": encode(key)})
 
+    def compact(self, revision: int) -> None:
+        """Drop etcd's history before ``revision`` (the keys as they are stay): a range or a
+        watch from an older revision is refused from then on."""
+        self.call("/kv/compaction", {"revision": str(revision), "physical": False})
+
     def txn(
         self,
         compare: list[dict[str, Any]],
@@ -170,7 +187,12 @@ class Etcd:
         """Every put under ``prefix`` from ``start_revision`` on, in revision order, until
         ``stop`` is set. A broken stream is opened again (on the next member) after the last
         revision delivered; ``None`` is yielded whenever it is, so that the caller can check
-        that it has missed nothing (a compacted revision is not watched again)."""
+        that it has missed nothing.
+
+        Raises:
+            Compacted: etcd compacted the revision the watch was to go on from: no watch can
+                deliver what came before, the caller reads it otherwise and watches anew.
+        """
         next_revision = start_revision
         while not stop.is_set():
             with self._lock:
@@ -207,6 +229,8 @@ def _events(reply: requests.Response, stopped: Callable[[], bool]) -> Iterator[K
         if not line.strip():
             continue
         result = json.loads(line).get("result", {})
+        if int(result.get("compact_revision", 0) or 0) > 0:
+            raise Compacted(int(result["compact_revision"]), result.get("cancel_reason", ""))
         if result.get("canceled"):
             raise ValueError(f"watch canceled: {result.get('cancel_reason', '')}")
         for event in result.get("events") or []:

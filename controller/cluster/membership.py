@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
-from controller.cluster.replication import EtcdReplication
+from controller.cluster.replication import DEFAULT_LOG_KEEP, EtcdReplication
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -18,18 +18,27 @@ class Membership:
     """The commit log (the core's Replication) and the leader election of one replica."""
 
     def __init__(
-        self, url: str, node_id: str | None, key: bytes, *, consistent_reads: bool = True
+        self,
+        url: str,
+        node_id: str | None,
+        key: bytes,
+        *,
+        consistent_reads: bool = True,
+        log_keep: int = DEFAULT_LOG_KEEP,
     ) -> None:
         """Join the cluster of the etcd members in ``url`` as ``node_id`` (default: the host
         name), with the secrets key ``key`` (checked against the cluster's); without
-        ``consistent_reads`` (``--cluster-reads local``) reads make no quorum read."""
+        ``consistent_reads`` (``--cluster-reads local``) reads make no quorum read; while
+        this replica leads, it snapshots running every ``log_keep`` commits and trims the
+        log (``--cluster-log-keep``)."""
         endpoints = endpoints_of(url)
         self.node = node_id or socket.gethostname()
         LOG.info("joining the cluster %s as %s", url, self.node)
-        self.replication = EtcdReplication(Etcd(endpoints), self.node)
+        self.replication = EtcdReplication(Etcd(endpoints), self.node, keep=log_keep)
         self.replication.check_key(key)
         self.replication.consistent_reads = consistent_reads
         self.election = Election(Etcd(endpoints), self.node)
+        self.replication.leads = self.election.is_leader
 
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""

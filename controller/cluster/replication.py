@@ -5,6 +5,9 @@ Keys, under the cluster's prefix (``/cats/`` by default):
 * ``config/head``: the number of the last commit; its etcd *version* is that number too, since
   every commit puts it once, and it is the key each commit is guarded on.
 * ``config/log/<txid, 20 digits>``: one commit (JSON: txid, time, node, user, edits, changed).
+* ``config/snapshot``: running at commit ``txid`` (JSON: txid, time, node, and ``document``,
+  the whole tree as RFC 7951 JSON, as the single-process journal's snapshot prints it).
+* ``config/snapshot-txid``: that ``txid`` alone, the small key a new snapshot is guarded on.
 
 A commit is one etcd transaction: *if* ``version(head) == txid - 1`` (the replica has applied
 every commit before this one) *then* put the head and the log entry. etcd answers only once a
@@ -15,6 +18,14 @@ member answers, the write is refused (``resource-denied``, app-tag ``cluster-una
 
 Every replica watches ``config/log/`` from the revision it has read up to and applies the
 commits in order; the watch is opened again after the last revision seen when it breaks.
+
+The log is bounded: once ``keep`` commits followed the last snapshot, the leader puts a new
+one (running at its last commit ``T``) and deletes the commits up to ``T - keep`` in the same
+transaction, guarded on the snapshot it replaces (a deposed leader cannot put an older one
+back), then asks etcd to compact its history up to the previous snapshot's revision: the
+watches of running replicas are past it. A replica whose watch must restart before that
+revision (it was stopped, or cut off) gets :class:`~controller.cluster.etcd.Compacted` and
+reads what it missed from the log, or from the snapshot when the log no longer has it.
 """
 
 from __future__ import annotations
@@ -26,9 +37,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
-from controller.cluster.etcd import Etcd, KeyValue, Unavailable, encode
-from controller.datastore.replication import Record, StaleError, unavailable
+from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode
+from controller.datastore.replication import Record, StaleError, follows_on, unavailable
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
@@ -36,6 +48,9 @@ DEFAULT_PREFIX = "/cats/"
 _DIGITS = 20
 PROBE_S = 0.5
 SLOW_S = 1.0  # an etcd commit slower than this is logged
+#: Commits after a snapshot before the next (``catsctl serve --cluster-log-keep``); the log
+#: keeps the last ``keep`` commits before the snapshot too.
+DEFAULT_LOG_KEEP = 1000
 
 
 class ClusterJoinError(OSError):
@@ -45,12 +60,21 @@ class ClusterJoinError(OSError):
 class EtcdReplication:
     """The cluster's commit log in etcd, as one replica sees it."""
 
-    def __init__(self, etcd: Etcd, node: str, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(
+        self, etcd: Etcd, node: str, prefix: str = DEFAULT_PREFIX, keep: int = DEFAULT_LOG_KEEP
+    ) -> None:
         self.etcd = etcd
         self.node = node
         self.head = f"{prefix}config/head"
         self.log = f"{prefix}config/log/"
+        self.snapshot_key = f"{prefix}config/snapshot"
+        self.snapshot_txid = f"{prefix}config/snapshot-txid"
         self.key_check = f"{prefix}secrets-key-check"
+        self.keep = keep  # commits between snapshots (0: no snapshot, the log grows)
+        #: Whether this replica leads now (set by the membership): only the leader snapshots.
+        self.leads: Callable[[], bool] = lambda: False
+        self._snapshot_at = 0  # the last snapshot's commit, as this replica knows it
+        self._offering: threading.Thread | None = None
         self._revision = 0  # the etcd revision read up to (the watch starts after it)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -124,7 +148,85 @@ class EtcdReplication:
         records = []
         for item in reply.get("kvs") or []:
             records.append(_record(KeyValue("", _b64(item.get("value", "")), 0)))
-        return records
+        return follows_on(txid, records)
+
+    def snapshot(self) -> Record | None:
+        """The cluster's snapshot of running (txid, document), or None."""
+        try:
+            found = self.etcd.get(self.snapshot_key)
+        except Unavailable as exc:
+            raise unavailable(str(exc)) from exc
+        if found is None:
+            return None
+        record = _record(found)
+        if not isinstance(record.get("document"), str):
+            raise ValueError("the cluster's snapshot holds no document")
+        return record
+
+    def snapshot_due(self, txid: int) -> bool:
+        """On the leader, once ``keep`` commits followed the last snapshot it knows of, and
+        no offer is in progress."""
+        if self.keep <= 0 or txid < self._snapshot_at + self.keep:
+            return False
+        busy = self._offering is not None and self._offering.is_alive()
+        return not busy and self.leads()
+
+    def offer_snapshot(self, txid: int, document: str) -> None:
+        """Keep ``document`` as the snapshot at ``txid`` and trim the log, on a thread of its
+        own: the commit that made it due does not wait for etcd."""
+        self._offering = threading.Thread(
+            target=self._keep_snapshot, args=(txid, document), name="cluster-snapshot", daemon=True
+        )
+        self._offering.start()
+
+    def _keep_snapshot(self, txid: int, document: str) -> None:
+        try:
+            previous = self._trim(txid, document)
+        except Unavailable as exc:  # etcd down, or the snapshot larger than a request may be
+            LOG.warning(
+                "cluster: no snapshot at transaction %d, the log is not trimmed: %s", txid, exc
+            )
+            return
+        if previous:
+            try:
+                self.etcd.compact(previous)
+            except Unavailable as exc:  # compacted already (by a leader before this one)
+                LOG.info("cluster: etcd not compacted up to revision %d: %s", previous, exc)
+
+    def _trim(self, txid: int, document: str) -> int:
+        """Put the snapshot at ``txid`` and delete the log up to ``txid - keep``, guarded on the
+        snapshot it replaces; returns the revision of that one (0: none, or not replaced)."""
+        marker = self.etcd.get(self.snapshot_txid)
+        before, revision = (int(marker.value), marker.mod_revision) if marker else (0, 0)
+        self._snapshot_at = max(self._snapshot_at, before)
+        if txid < before + self.keep:
+            return 0  # another leader kept one meanwhile
+        value = {"txid": txid, "time": datetime.now(UTC).isoformat(), "node": self.node}
+        text = json.dumps({**value, "document": document}, separators=(",", ":"))
+        unchanged = {"key": encode(self.snapshot_txid), "target": "MOD", "result": "EQUAL"}
+        unchanged["mod_revision"] = str(revision)
+        operations = [
+            {"request_put": {"key": encode(self.snapshot_key), "value": encode(text)}},
+            {"request_put": {"key": encode(self.snapshot_txid), "value": encode(str(txid))}},
+            {
+                "request_delete_range": {
+                    "key": encode(self._key(0)),
+                    "range_end": encode(self._key(txid - self.keep + 1)),
+                }
+            },
+        ]
+        succeeded, _, _ = self.etcd.txn([unchanged], operations)
+        if not succeeded:
+            LOG.info("cluster: another replica kept a snapshot before %d", txid)
+            return 0
+        self._snapshot_at = txid
+        LOG.info(
+            "cluster: snapshot at transaction %d kept (%d bytes), log trimmed up to %d",
+            txid,
+            len(text),
+            txid - self.keep,
+        )
+        return revision
 
     def last(self) -> int | None:
         """The number of the cluster's last commit: one linearizable read of the head (etcd
@@ -171,18 +273,35 @@ class EtcdReplication:
             self.last_error = None
 
     def _follow(self, deliver: Callable[[list[Record]], None]) -> None:
+        """Watch the log; when etcd compacted the revision the watch must go on from, read
+        what was missed (an empty batch: the core reads the log, or the snapshot, with
+        :meth:`since`, which moves the revision read up to) and watch again after it."""
+        while not self._stop.is_set():
+            try:
+                self._watch(deliver)
+            except Compacted as exc:
+                LOG.info("cluster: %s; reading the missed commits from etcd", exc)
+                self._deliver(deliver, [])
+                if self._revision < exc.revision:  # not read: etcd down, try again soon
+                    self._stop.wait(PROBE_S)
+
+    def _watch(self, deliver: Callable[[list[Record]], None]) -> None:
         for item in self.etcd.watch(self.log, self._revision + 1, self._stop):
             if item is None or not item.key.startswith(self.log):
                 continue
-            try:
-                deliver([_record(item)])
-            except Exception:
-                LOG.exception("applying a commit of the cluster failed")
+            self._deliver(deliver, [_record(item)])
+
+    @staticmethod
+    def _deliver(deliver: Callable[[list[Record]], None], records: list[Record]) -> None:
+        try:
+            deliver(records)
+        except Exception:
+            LOG.exception("applying a commit of the cluster failed")
 
     def close(self) -> None:
         """Stop following."""
         self._stop.set()
-        for thread in (self._thread, self._probe_thread):
+        for thread in (self._thread, self._probe_thread, self._offering):
             if thread is not None:
                 thread.join(timeout=10)
 

@@ -18,7 +18,16 @@ from collections.abc import Sequence
 from controller.audit import current as current_request
 from controller.datastore import changes
 from controller.datastore.access import Guard
-from controller.datastore.api import SYSTEM, Change, DatastoreName, Edit, Principal, Revision
+from controller.datastore.api import (
+    SYSTEM,
+    Change,
+    DatastoreName,
+    Edit,
+    EditOperation,
+    Principal,
+    Revision,
+)
+from controller.datastore.datapath import ROOT
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.parts import CoreParts
 from controller.datastore.replication import (
@@ -34,6 +43,7 @@ from controller.datastore.stores import ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
+from controller.model.schema import Encoding
 from controller.observability.metrics import COMMIT_LATENCY, COMMITS
 
 LOG = logging.getLogger(__name__)
@@ -228,11 +238,25 @@ class Editing(CoreParts):
             except Exception:
                 LOG.exception("a commit hook refused transaction %d of the cluster", txn.replicated)
             store.txid = txn.replicated
-            return
-        for hook in self.registrations.commit_hooks:
-            hook(change)
-        changed = [record.path for record in applier.applied]
-        store.persist(txn.edits, changed=changed, user=txn.principal.user)
+        else:
+            for hook in self.registrations.commit_hooks:
+                hook(change)
+            changed = [record.path for record in applier.applied]
+            store.persist(txn.edits, changed=changed, user=txn.principal.user)
+        self._offer_snapshot(store)
+
+    @staticmethod
+    def _offer_snapshot(store: ConfigStore) -> None:
+        """On the leader, every so many commits: running as it is at this commit (the tree
+        holds it now, under the locks) becomes the cluster's snapshot, so that the log can be
+        trimmed (docs/cluster.md). A large commit (worked on a copy) is not offered: a later
+        commit is. The commit is the cluster's already: nothing here may undo it."""
+        replication = store.replication
+        try:
+            if replication is not None and replication.snapshot_due(store.txid):
+                replication.offer_snapshot(store.txid, store.print())
+        except Exception:
+            LOG.exception("cluster: no snapshot at transaction %d", store.txid)
 
     # ------------------------------------------------------------------ cluster
 
@@ -257,6 +281,14 @@ class Editing(CoreParts):
         principal = Principal(str(record.get("user") or SYSTEM.user))
         txid = int(str(record["txid"]))
         self._transaction_once(Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid))
+
+    def apply_snapshot(self, record: Record) -> None:
+        """Replace running with the cluster's snapshot, as a commit of the cluster made at its
+        transaction (validated, notified and given to the commit hooks as any commit; the
+        caller holds both locks)."""
+        whole = Edit(EditOperation.REPLACE, ROOT, str(record["document"]), Encoding.JSON)
+        txid = int(str(record["txid"]))
+        self._transaction_once(Txn(DatastoreName.RUNNING, SYSTEM, None, [whole], replicated=txid))
 
     def follow(self) -> None:
         """Apply what the cluster holds, then every commit of the others as it comes."""

@@ -15,6 +15,12 @@ cluster's watch. A client's read of running is made consistent first (:func:`con
 technique of Kubernetes' consistent reads from its watch cache): the replica learns the
 cluster's last commit with one quorum read and, when it has not applied it yet, applies the
 missing commits before it answers, so a session reads its own writes on any replica.
+
+The log is bounded (docs/cluster.md): every so many commits the cluster's leader gives it a
+snapshot of running (:meth:`Replication.offer_snapshot`), and the commits the snapshot holds
+are dropped from the log. A replica whose last commit is older than the log's first one (it
+joined, or was stopped across a trim) finds a gap (:class:`LogGapError`) where it expected
+the next commit: it replaces running with the snapshot, then applies the log after it.
 """
 
 from __future__ import annotations
@@ -56,6 +62,28 @@ class StaleError(DatastoreError):
         self.changed = tuple(changed)
 
 
+class LogGapError(Exception):
+    """The cluster's log no longer holds the commit after ``base`` (a snapshot replaced it):
+    ``first`` is the first commit it holds after ``base`` (0: none)."""
+
+    def __init__(self, base: int, first: int) -> None:
+        super().__init__(f"the cluster's log holds no commit {base + 1} (its next is {first})")
+        self.base = base
+        self.first = first
+
+
+def follows_on(base: int, records: Sequence[Record]) -> list[Record]:
+    """``records``, the commits the log holds after ``base``, when the first is ``base + 1``:
+    commits dropped from the log are never skipped silently.
+
+    Raises:
+        LogGapError: the first record is not ``base + 1``.
+    """
+    if records and int(str(records[0]["txid"])) != base + 1:
+        raise LogGapError(base, int(str(records[0]["txid"])))
+    return list(records)
+
+
 def unavailable(reason: str) -> DatastoreError:
     """The error of a write the cluster cannot take now (no quorum): nothing was changed."""
     return refuse(
@@ -82,8 +110,29 @@ class Replication(Protocol):
         """The commits after ``txid``, in order (what a replica that is behind applies).
 
         Raises:
+            LogGapError: the log no longer holds commit ``txid + 1`` (see :meth:`snapshot`).
             DatastoreError: the cluster cannot be read (:func:`unavailable`).
         """
+        ...
+
+    def snapshot(self) -> Record | None:
+        """The cluster's snapshot of running: ``txid`` and ``document`` (the whole tree as
+        RFC 7951 JSON), or None when there is none.
+
+        Raises:
+            DatastoreError: the cluster cannot be read (:func:`unavailable`).
+        """
+        ...
+
+    def snapshot_due(self, txid: int) -> bool:
+        """Whether this replica should offer a snapshot of running at commit ``txid`` (the
+        leader, once enough commits followed the last snapshot); cheap: asked on commits."""
+        ...
+
+    def offer_snapshot(self, txid: int, document: str) -> None:
+        """Keep ``document`` (running at commit ``txid``) as the cluster's snapshot and drop
+        the commits it holds from the log, in the background (a failure is logged: the log
+        only grows until the next offer succeeds)."""
         ...
 
     def last(self) -> int | None:
@@ -97,7 +146,9 @@ class Replication(Protocol):
         ...
 
     def start(self, deliver: Callable[[list[Record]], None]) -> None:
-        """Call ``deliver`` with each batch of new commits, in order, from now on."""
+        """Call ``deliver`` with each batch of new commits, in order, from now on; with an
+        empty batch when commits may have been missed (the store forgot the history the
+        follower needed): the core then reads them itself (:func:`catch_up`)."""
         ...
 
     def close(self) -> None:
@@ -159,20 +210,27 @@ class Follower(Protocol):
         """Apply one commit of another replica (the caller holds both locks)."""
         ...
 
+    def apply_snapshot(self, record: Record) -> None:
+        """Replace running with the cluster's snapshot (:meth:`Replication.snapshot`) as the
+        commit ``record["txid"]`` (the caller holds both locks)."""
+        ...
+
 
 def catch_up(host: Follower, records: Sequence[Record] | None = None) -> list[Record]:
     """Apply the cluster's commits this replica has not applied, in order; returns them.
 
     ``records`` are the ones a watch delivered: when they do not follow on from what is
-    applied (a gap: a watch that broke), the missing ones are read from the cluster instead.
+    applied (a gap: a watch that broke), or there are none (the watch lost its history), the
+    missing ones are read from the cluster instead: from its snapshot first when the log no
+    longer holds them.
     """
     replication = host.replication
     if replication is None:
         return []
     with host.write_lock, host.read_lock:
         base = host.applied
-        if records is None or not _follows(records, base):
-            records = replication.since(base)
+        if not records or not _follows(records, base):
+            records = _read_since(host, replication)
         done = []
         for record in records:
             if int(str(record["txid"])) == host.applied + 1:
@@ -180,6 +238,25 @@ def catch_up(host: Follower, records: Sequence[Record] | None = None) -> list[Re
                 CLUSTER_APPLIED.inc()
                 done.append(record)
         return done
+
+
+def _read_since(host: Follower, replication: Replication) -> list[Record]:
+    """The commits after the applied one; when the log no longer holds the next one, running
+    is replaced with the cluster's snapshot first (the caller holds both locks). A trim
+    between the two reads means another round, a few at most."""
+    for _ in range(ATTEMPTS):
+        try:
+            return replication.since(host.applied)
+        except LogGapError as gap:
+            found = replication.snapshot()
+            if found is None or int(str(found["txid"])) < gap.first - 1:
+                raise refuse(
+                    "operation-failed",
+                    f"{gap}, and the cluster has no snapshot that covers it",
+                ) from gap
+            LOG.info("cluster: %s; loading the snapshot at commit %s", gap, found["txid"])
+            host.apply_snapshot(found)
+    raise refuse("operation-failed", "the cluster's log was trimmed faster than it was read")
 
 
 def _follows(records: Sequence[Record], base: int) -> bool:

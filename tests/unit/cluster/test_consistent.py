@@ -36,6 +36,15 @@ class Log:
     def problem(self) -> str | None:
         return None if self.down in (None, "now") else self.down
 
+    def snapshot(self) -> Record | None:
+        return None
+
+    def snapshot_due(self, txid: int) -> bool:
+        return False
+
+    def offer_snapshot(self, txid: int, document: str) -> None:
+        pass
+
     def start(self, deliver: Callable[[list[Record]], None]) -> None:
         del deliver
 
@@ -53,6 +62,9 @@ class Replica:
     read_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def apply_replicated(self, record: Record) -> None:
+        self.applied = int(str(record["txid"]))
+
+    def apply_snapshot(self, record: Record) -> None:
         self.applied = int(str(record["txid"]))
 
 
