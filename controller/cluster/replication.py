@@ -73,8 +73,10 @@ class EtcdReplication:
         self.keep = keep  # commits between snapshots (0: no snapshot, the log grows)
         #: Whether this replica leads now (set by the membership): only the leader snapshots.
         self.leads: Callable[[], bool] = lambda: False
-        self._snapshot_at = 0  # the last snapshot's commit, as this replica knows it
-        self._offering: threading.Thread | None = None
+        self._snapshot_at = 0  # the last snapshot's commit (or offered one), as known here
+        self._offers = threading.Lock()
+        self._pending: tuple[int, str] | None = None  # the offer the thread takes next
+        self._offering: threading.Thread | None = None  # while it runs
         self._revision = 0  # the etcd revision read up to (the watch starts after it)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -164,20 +166,38 @@ class EtcdReplication:
         return record
 
     def snapshot_due(self, txid: int) -> bool:
-        """On the leader, once ``keep`` commits followed the last snapshot it knows of, and
-        no offer is in progress."""
+        """On the leader, once ``keep`` commits followed the last snapshot it knows of (or
+        offered), unless an offer waits already."""
         if self.keep <= 0 or txid < self._snapshot_at + self.keep:
             return False
-        busy = self._offering is not None and self._offering.is_alive()
-        return not busy and self.leads()
+        with self._offers:
+            if self._pending is not None:
+                return False
+        return self.leads()
 
     def offer_snapshot(self, txid: int, document: str) -> None:
         """Keep ``document`` as the snapshot at ``txid`` and trim the log, on a thread of its
-        own: the commit that made it due does not wait for etcd."""
-        self._offering = threading.Thread(
-            target=self._keep_snapshot, args=(txid, document), name="cluster-snapshot", daemon=True
-        )
-        self._offering.start()
+        own: the commit that made it due does not wait for etcd. An offer made while another
+        is in etcd is taken after it (not dropped: once commits stop, the log is still
+        trimmed to the bound docs/cluster.md states)."""
+        with self._offers:
+            self._pending = (txid, document)
+            self._snapshot_at = max(self._snapshot_at, txid)  # no offer again before + keep
+            if self._offering is not None:
+                return  # the thread takes it next
+            self._offering = threading.Thread(
+                target=self._offer_pending, name="cluster-snapshot", daemon=True
+            )
+            self._offering.start()
+
+    def _offer_pending(self) -> None:
+        while True:
+            with self._offers:
+                if self._pending is None:
+                    self._offering = None
+                    return
+                (txid, document), self._pending = self._pending, None
+            self._keep_snapshot(txid, document)
 
     def _keep_snapshot(self, txid: int, document: str) -> None:
         try:
@@ -198,8 +218,8 @@ class EtcdReplication:
         snapshot it replaces; returns the revision of that one (0: none, or not replaced)."""
         marker = self.etcd.get(self.snapshot_txid)
         before, revision = (int(marker.value), marker.mod_revision) if marker else (0, 0)
-        self._snapshot_at = max(self._snapshot_at, before)
         if txid < before + self.keep:
+            self._snapshot_at = max(self._snapshot_at, before)
             return 0  # another leader kept one meanwhile
         value = {"txid": txid, "time": datetime.now(UTC).isoformat(), "node": self.node}
         text = json.dumps({**value, "document": document}, separators=(",", ":"))
@@ -219,7 +239,6 @@ class EtcdReplication:
         if not succeeded:
             LOG.info("cluster: another replica kept a snapshot before %d", txid)
             return 0
-        self._snapshot_at = txid
         LOG.info(
             "cluster: snapshot at transaction %d kept (%d bytes), log trimmed up to %d",
             txid,
@@ -301,7 +320,9 @@ class EtcdReplication:
     def close(self) -> None:
         """Stop following."""
         self._stop.set()
-        for thread in (self._thread, self._probe_thread, self._offering):
+        with self._offers:
+            self._pending, offering = None, self._offering
+        for thread in (self._thread, self._probe_thread, offering):
             if thread is not None:
                 thread.join(timeout=10)
 

@@ -144,3 +144,62 @@ def test_a_compacted_watch_reads_what_it_missed_and_watches_after_it() -> None:
     replication._follow(deliver)
     assert batches == [[]]
     assert etcd.starts == [1, 51]  # again after the revision the read was made at
+
+
+@dataclass
+class SnapshotEtcd:
+    """Keeps the snapshot marker and the transactions made; ``gate`` holds the first one
+    until set (an offer in etcd while the next commit offers another)."""
+
+    gate: threading.Event = field(default_factory=threading.Event)
+    entered: threading.Event = field(default_factory=threading.Event)
+    marker: KeyValue | None = None
+    kept: list[int] = field(default_factory=list)
+    compacted: list[int] = field(default_factory=list)
+    revision: int = 100
+
+    def get(self, key: str) -> KeyValue | None:
+        return self.marker if key.endswith("snapshot-txid") else None
+
+    def txn(
+        self, compare: list[dict[str, str]], success: list[dict[str, dict[str, str]]]
+    ) -> tuple[bool, int, list[object]]:
+        self.entered.set()
+        self.gate.wait()
+        if compare[0]["mod_revision"] != str(self.marker.mod_revision if self.marker else 0):
+            return False, self.revision, []
+        txid = int(_decoded(success[1]["request_put"]["value"]))
+        self.revision += 1
+        self.marker = KeyValue("snapshot-txid", str(txid).encode(), self.revision)
+        self.kept.append(txid)
+        return True, self.revision, []
+
+    def compact(self, revision: int) -> None:
+        self.compacted.append(revision)
+
+
+def _decoded(text: str) -> str:
+    import base64  # noqa: PLC0415
+
+    return base64.b64decode(text).decode()
+
+
+def test_the_leader_keeps_a_snapshot_every_keep_commits_and_one_offered_meanwhile_too() -> None:
+    etcd = SnapshotEtcd()
+    replication = EtcdReplication(etcd, "cps1", keep=5)  # type: ignore[arg-type]
+    assert not replication.snapshot_due(5)  # not the leader
+    replication.leads = lambda: True
+    assert not replication.snapshot_due(4)
+    assert replication.snapshot_due(5)
+    replication.offer_snapshot(5, "{}")
+    etcd.entered.wait()  # the first offer is in etcd
+    assert not replication.snapshot_due(9)
+    assert replication.snapshot_due(10)
+    replication.offer_snapshot(10, "{}")  # while the first is in etcd: kept next
+    offering = replication._offering
+    assert offering is not None
+    etcd.gate.set()
+    offering.join(timeout=30)
+    assert not offering.is_alive()
+    assert etcd.kept == [5, 10]
+    assert etcd.compacted == [101]  # up to the revision of the snapshot it replaced
