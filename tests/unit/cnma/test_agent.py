@@ -164,8 +164,10 @@ class Hanging(FakeCps):
     """A replica that takes every request and answers none until ``release`` is set."""
 
     release: threading.Event = field(default_factory=threading.Event)
+    entered: threading.Event = field(default_factory=threading.Event)
 
     def invoke(self, module: str, operation: str, members: Json) -> Json:
+        self.entered.set()
         self.release.wait()
         return super().invoke(module, operation, members)
 
@@ -199,7 +201,10 @@ def test_one_loop_per_replica_and_a_hanging_one_delays_no_other(
     runner.start()
     try:
         assert noting.got.wait(timeout=120), "the second replica got no report"
-        assert not hanging.calls  # the first one still holds its first report
+        # the first one holds its first report (a loop that had not sent it yet when the
+        # test stopped the loops would send nothing, and the check below could not be made)
+        assert hanging.entered.wait(timeout=120), "the first replica got no request"
+        assert not hanging.calls
     finally:
         hanging.release.set()
         for loop in loops:
