@@ -298,7 +298,8 @@ def test_the_cps_shows_the_gas_and_computing_time_of_the_real_instances(bed: Bed
     assert entry["observed-by"] == f"sci:{bed.csci}"
     bed.send(12)  # 20 ms of service each: the SCI observes the response times
     timed = bed.entry(lambda e: e["confidence"] == "asserted")
-    assert 20.0 <= float(timed["computing-time"]) < 60.0
+    # measured: at least the instances' 20 ms (no upper bound: a loaded machine adds its own)
+    assert float(timed["computing-time"]) >= 20.0
     _path_to_the_egress(bed.cps)
     reply = _select(bed.cps)
     assert reply["csci-id"] == bed.csci
