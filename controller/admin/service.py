@@ -18,7 +18,7 @@ from controller.datastore.api import DatastoreName, Edit, Principal, Registratio
 from controller.datastore.compare import ChangeItem
 from controller.datastore.core import Core
 from controller.datastore.errors import refuse
-from controller.datastore.history import decode
+from controller.datastore.history import NO_REVERSE, decode
 from controller.datastore.stores import ConfigStore
 from controller.types import DataPath, Json, SchemaPath
 
@@ -97,6 +97,7 @@ class Admin:
         if target > current_id:
             raise refuse("invalid-value", f"commit {target} does not exist (now {current_id})")
         if target < 1 or history.entry(target) is None:
+            self._refuse_past_snapshot(target, history.reverse_after(target))
             raise refuse(
                 "invalid-value",
                 f"commit {target} is not kept: a rollback returns to a kept commit (see "
@@ -109,6 +110,7 @@ class Admin:
         history = self._history_store()
         current_id = self._core().running.txid
         kept = history.reverse_after(target) if current_id - target <= self._kept else []
+        self._refuse_past_snapshot(target, kept)
         if [commit_id for commit_id, _ in kept] != list(range(current_id, target, -1)):
             raise refuse(
                 "invalid-value",
@@ -117,8 +119,23 @@ class Admin:
             )
         return [edit for _, document in kept for edit in decode(document)]
 
+    @staticmethod
+    def _refuse_past_snapshot(target: int, kept: list[tuple[int, str]]) -> None:
+        """Refuse to go back to ``target`` across the cluster's snapshot this replica loaded
+        (joined, or came back after the log was trimmed): it has no reverse edits for it."""
+        loaded = [commit_id for commit_id, document in kept if document == NO_REVERSE]
+        if loaded:
+            raise refuse(
+                "invalid-value",
+                f"commit {target} is before commit {max(loaded)}, the cluster's snapshot this "
+                "replica loaded (it joined, or came back after the cluster's log was trimmed): "
+                "it has no history before it; roll back on a replica that applied those "
+                "commits, or to a commit after it (docs/cluster.md)",
+            )
+
     def rollback(self, principal: Principal, members: Json) -> Json:
         """``cc:rollback``: one transaction back to a past commit, or its dry run."""
+        self._core().consistent(DatastoreName.RUNNING)  # a cluster's last commit applied here
         target = self._target(members)
         edits = self.reverse_edits(target)
         core = self._core()
@@ -138,6 +155,7 @@ class Admin:
 
     def compare(self, principal: Principal, members: Json) -> Json:
         """``cc:compare``: the changes from ``source`` to ``target``."""
+        self._core().consistent(DatastoreName.RUNNING)  # a cluster's last commit applied here
         source, target = str(members["source"]), str(members.get("target", "running"))
         return render.compare_result(self.changes(principal, source, target), source, target)
 

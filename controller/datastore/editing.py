@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 from controller.audit import current as current_request
+from controller.audit.events import now_text
 from controller.datastore import changes
 from controller.datastore.access import Guard
 from controller.datastore.api import (
@@ -29,6 +30,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.datapath import ROOT
 from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.history import SNAPSHOT_OPERATION, commit_meta, meta_of
 from controller.datastore.parts import CoreParts
 from controller.datastore.replication import (
     Record,
@@ -222,7 +224,7 @@ class Editing(CoreParts):
             txn.ticket = store.persist(txn.edits, defer=txn.defer_sync and running)
             if running:
                 self._run_hooks(store, change)
-        if running and self.history is not None and not txn.replicated:  # keep how to undo it
+        if running and self.history is not None:  # keep how to undo it (a cluster's: every commit)
             undo = applier.undo.records
             self.history.record(
                 store.txid, txn, current_request(), applied=applier.applied, undo=undo
@@ -242,7 +244,8 @@ class Editing(CoreParts):
             for hook in self.registrations.commit_hooks:
                 hook(change)
             changed = [record.path for record in applier.applied]
-            store.persist(txn.edits, changed=changed, user=txn.principal.user)
+            txn.meta = commit_meta(txn, current_request(), now_text())
+            store.persist(txn.edits, changed=changed, user=txn.principal.user, meta=txn.meta)
         self._offer_snapshot(store)
 
     @staticmethod
@@ -280,15 +283,25 @@ class Editing(CoreParts):
         edits = [edit_from_record(item) for item in raw] if isinstance(raw, list) else []
         principal = Principal(str(record.get("user") or SYSTEM.user))
         txid = int(str(record["txid"]))
-        self._transaction_once(Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid))
+        txn = Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid)
+        txn.meta = meta_of(record)  # its history entry as the committing replica keeps it
+        self._transaction_once(txn)
 
     def apply_snapshot(self, record: Record) -> None:
         """Replace running with the cluster's snapshot, as a commit of the cluster made at its
         transaction (validated, notified and given to the commit hooks as any commit; the
-        caller holds both locks)."""
+        caller holds both locks). The history keeps it as a mark, not a user's commit: the
+        commits before it are not this replica's to roll back to (docs/cluster.md)."""
         whole = Edit(EditOperation.REPLACE, ROOT, str(record["document"]), Encoding.JSON)
         txid = int(str(record["txid"]))
-        self._transaction_once(Txn(DatastoreName.RUNNING, SYSTEM, None, [whole], replicated=txid))
+        txn = Txn(DatastoreName.RUNNING, SYSTEM, None, [whole], replicated=txid)
+        txn.meta = {
+            "time": str(record.get("time") or now_text()).replace("+00:00", "Z"),
+            "operation": SNAPSHOT_OPERATION,
+            "comment": f"the cluster's snapshot at commit {txid}, loaded: this replica has no "
+            "history before it",
+        }
+        self._transaction_once(txn)
 
     def follow(self) -> None:
         """Apply what the cluster holds, then every commit of the others as it comes."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from controller.audit import CommitEntry, HistoryStore, RequestInfo
 from controller.audit.events import now_text
@@ -29,6 +29,13 @@ from controller.observability.metrics import HISTORY_FAILURES
 LOG = logging.getLogger(__name__)
 #: How many changed paths a commit entry lists.
 CHANGED_LISTED = 16
+#: The operation a replica's history names the cluster's snapshot with, when it loaded it
+#: (docs/cluster.md): not a user's commit, and no rollback past it.
+SNAPSHOT_OPERATION = "cluster-snapshot"
+#: The reverse edits kept for a loaded snapshot: none (what it replaced was this replica's).
+NO_REVERSE = "null"
+#: What a cluster's record carries of a commit for the history (besides txid, user, edits).
+_META = ("time", "transport", "source", "session", "operation", "comment", "label")
 
 
 def _printed(node: nodes.Node, *, siblings: bool = False) -> str:
@@ -100,6 +107,30 @@ def changed_paths(applied: Sequence[Applied]) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def commit_meta(txn: Txn, info: RequestInfo, time: str) -> dict[str, str]:
+    """What the cluster's record of a commit carries for every replica's history: when, and
+    the request's context (empty fields left out; never the edits' values)."""
+    session = txn.session if txn.session is not None else info.session
+    values = (time, info.transport, info.source, session, info.operation, info.comment, info.label)
+    return {name: value for name, value in zip(_META, values, strict=True) if value}
+
+
+def meta_of(record: Mapping[str, object]) -> dict[str, str]:
+    """:func:`commit_meta` as a cluster's record holds it (fields it lacks are left out)."""
+    return {name: str(record[name]) for name in _META if record.get(name) is not None}
+
+
+def _request(meta: Mapping[str, str]) -> RequestInfo:
+    return RequestInfo(
+        meta.get("transport", "server"),
+        meta.get("source", ""),
+        meta.get("session"),
+        meta.get("operation"),
+        meta.get("comment"),
+        meta.get("label"),
+    )
+
+
 class HistoryRecorder:
     """Keeps every commit of running in a :class:`~controller.audit.HistoryStore`."""
 
@@ -116,10 +147,20 @@ class HistoryRecorder:
         undo: Sequence[UndoRecord],
     ) -> CommitEntry | None:
         """Keep one commit (called after it is durable, before the undo log is dropped). A
-        store that fails is logged; the commit stands (its rollback is then impossible)."""
+        store that fails is logged; the commit stands (its rollback is then impossible).
+
+        In a cluster, ``txn.meta`` (the commit's time and context as the cluster's record has
+        them, :func:`commit_meta`) stands for ``info`` and the clock: the same entry on every
+        replica. A loaded snapshot (operation :data:`SNAPSHOT_OPERATION`) is kept without
+        reverse edits, and not over the commit of that number when this replica has it.
+        """
+        meta = txn.meta
+        if meta is not None:
+            info = _request(meta)
+        snapshot = info.operation == SNAPSHOT_OPERATION
         entry = CommitEntry(
             commit_id,
-            now_text(),
+            now_text() if meta is None else meta.get("time", now_text()),
             txn.principal.user,
             info.transport,
             info.source,
@@ -131,7 +172,10 @@ class HistoryRecorder:
             changed_paths(applied),
         )
         try:
-            self.store.append(entry, encode(reverse_edits(undo)))
+            if snapshot and self.store.entry(commit_id) is not None:
+                return None  # the commit itself, as this replica applied it before
+            reverse = NO_REVERSE if snapshot else encode(reverse_edits(undo))
+            self.store.append(entry, reverse)
         except (sqlite3.Error, OSError) as exc:
             HISTORY_FAILURES.inc()
             LOG.error("history: cannot keep commit %d: %s", commit_id, exc)

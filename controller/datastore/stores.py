@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -186,6 +186,7 @@ class ConfigStore:
         defer: bool = False,
         changed: Sequence[DataPath] = (),
         user: str = "",
+        meta: Mapping[str, str] | None = None,
     ) -> Ticket | None:
         """Make a commit durable before it is acknowledged (running: a journal record, or the
         cluster's next transaction; any other datastore: a new snapshot). On failure nothing of
@@ -193,7 +194,8 @@ class ConfigStore:
 
         With ``defer`` (running only) the record is written but not fsynced: the returned
         ticket must go to :meth:`sync` before the commit is acknowledged (group commit).
-        ``changed`` and ``user`` go into a cluster's record (:mod:`.replication`).
+        ``changed``, ``user`` and ``meta`` (the time and request context the commit history
+        keeps) go into a cluster's record (:mod:`.replication`).
         """
         if self.replication is not None:
             now = datetime.now(UTC).isoformat()
@@ -203,6 +205,7 @@ class ConfigStore:
                 "user": user,
                 "edits": [edit_record(edit) for edit in edits],
                 "changed": [str(path) for path in changed],
+                **(meta or {}),
             }
             self.replication.commit(self.txid + 1, record)
             self.txid += 1

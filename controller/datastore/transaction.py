@@ -63,6 +63,9 @@ class Txn:
     #: A commit another replica of the cluster made (its txid; 0: this server's own): it was
     #: access-checked and is persisted there, so it is applied here unguarded, unpersisted.
     replicated: int = 0
+    #: In a cluster: the commit's time and request context as the cluster's record carries
+    #: them (:func:`controller.datastore.history.commit_meta`), for every replica's history.
+    meta: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
