@@ -4,7 +4,8 @@ Keys, under the cluster's prefix (``/cats/`` by default):
 
 * ``config/head``: the number of the last commit; its etcd *version* is that number too, since
   every commit puts it once, and it is the key each commit is guarded on.
-* ``config/log/<txid, 20 digits>``: one commit (JSON: txid, time, node, user, edits, changed).
+* ``config/log/<txid, 20 digits>``: one commit (JSON: txid, time, node, user, edits, changed,
+  and the request context every replica's commit history keeps: transport, source, ...).
 * ``config/snapshot``: running at commit ``txid`` (JSON: txid, time, node, and ``document``,
   the whole tree as RFC 7951 JSON, as the single-process journal's snapshot prints it).
 * ``config/snapshot-txid``: that ``txid`` alone, the small key a new snapshot is guarded on.

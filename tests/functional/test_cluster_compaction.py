@@ -19,6 +19,7 @@ import requests
 
 from controller.cluster.etcd import Etcd, encode, endpoints_of
 from controller.datastore.secrets import KEY_FILE
+from tests.functional.admin_client import commits, rpc
 from tests.functional.cluster import (
     Cluster,
     running_cluster,
@@ -124,6 +125,15 @@ def test_a_new_replica_starts_from_the_snapshot(cluster: Cluster, tmp_path: Path
         tree = wait_identical([*cluster.replicas, joined], any_order=True)
         assert any(entry["id"] == 305 for entry in tree["bench-list:bench"]["entry"])
         assert "loading the snapshot" in joined.stderr()
+        # its history starts at the snapshot, a mark, and goes no further back
+        history = commits(joined)
+        loaded = history[-1]
+        assert (loaded["operation"], loaded["user"]) == ("cluster-snapshot", "system")
+        on_first = {entry["id"]: entry for entry in commits(cluster.replicas[0])}
+        assert all(on_first[entry["id"]] == entry for entry in history[:-1])
+        refused = rpc(joined, "rollback", {"commit-id": str(int(loaded["id"]) - 1)})
+        assert refused.status_code == 400, refused.text
+        assert f"before commit {loaded['id']}, the cluster's snapshot" in refused.text
 
 
 def test_a_replica_stopped_across_a_trim_catches_up(cluster: Cluster) -> None:
