@@ -242,7 +242,13 @@ class Editing(CoreParts):
             for hook in self.registrations.commit_hooks:
                 hook(change)
             changed = [record.path for record in applier.applied]
-            store.persist(txn.edits, changed=changed, user=txn.principal.user)
+            store.persist(
+                txn.edits,
+                changed=changed,
+                user=txn.principal.user,
+                session=None if txn.past_locks else txn.session,
+                past_locks=txn.past_locks,
+            )
         self._offer_snapshot(store)
 
     @staticmethod

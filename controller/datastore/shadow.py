@@ -123,7 +123,13 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
             return running.revisions.of(None)
         changed = [record.path for record in applier.applied]
         # durable (in a cluster: the cluster's) before anyone sees it
-        running.persist(txn.edits, changed=changed, user=txn.principal.user)
+        running.persist(
+            txn.edits,
+            changed=changed,
+            user=txn.principal.user,
+            session=txn.session,
+            past_locks=txn.past_locks,
+        )
         with core.read_lock:
             change = Change(
                 txn.datastore, txn.principal, diff, tuple(changed), running.revisions.prepare()

@@ -63,6 +63,9 @@ class Txn:
     #: A commit another replica of the cluster made (its txid; 0: this server's own): it was
     #: access-checked and is persisted there, so it is applied here unguarded, unpersisted.
     replicated: int = 0
+    #: The server's own transaction (a confirmed commit's rollback), which no session's lock
+    #: refuses: in a cluster, its commit is not guarded on the lock of running.
+    past_locks: bool = False
 
 
 @dataclass(frozen=True, slots=True)
