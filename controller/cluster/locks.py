@@ -69,25 +69,29 @@ class EtcdLocks:
         with self._lock:
             if self._mine is not None:
                 return self._mine[0]
-            try:
-                lease = self._lease_now()
-                absent = _created(self.key, 0)
-                value = {"node": self.node, "session": session, "time": time.time()}
-                put = {
-                    "key": encode(self.key),
-                    "value": encode(json.dumps(value)),
-                    "lease": str(lease),
-                }
-                read = {"request_range": {"key": encode(self.key)}}
-                won, revision, responses = self.etcd.txn([absent], [{"request_put": put}], [read])
-            except Unavailable as exc:
-                self._lease = 0  # holds no key: perhaps lost, a new one is granted next time
-                raise unavailable(str(exc)) from exc
-            if won:
-                self._mine = (session, revision)
-                LOG.info("cluster: session %s of %s locked running", session, self.node)
-                return None
-            return holder_of(responses) or "0"
+            for attempt in range(2):
+                try:
+                    return self._acquire(session)
+                except Unavailable as exc:
+                    self._lease = 0  # it holds no key: a new one is granted next time
+                    if attempt or "lease not found" not in str(exc):
+                        raise unavailable(str(exc)) from exc
+                    # it expired before the keep-alive found it (the process was paused)
+            raise AssertionError("unreachable")
+
+    def _acquire(self, session: str) -> str | None:
+        """One transaction taking the lock (the caller holds ``_lock``)."""
+        lease = self._lease_now()
+        value = {"node": self.node, "session": session, "time": time.time()}
+        put = {"key": encode(self.key), "value": encode(json.dumps(value)), "lease": str(lease)}
+        read = {"request_range": {"key": encode(self.key)}}
+        absent = _created(self.key, 0)
+        won, revision, responses = self.etcd.txn([absent], [{"request_put": put}], [read])
+        if won:
+            self._mine = (session, revision)
+            LOG.info("cluster: session %s of %s locked running", session, self.node)
+            return None
+        return holder_of(responses) or "0"
 
     def release(self, session: str) -> bool:
         """Delete the key if ``session`` holds the lock (as this replica took it)."""

@@ -93,7 +93,8 @@ class FakeEtcd:
             if kind == "request_put":
                 wrote = True
                 lease = int(body.get("lease", 0))
-                assert not lease or self.leases.get(lease), "no such lease"
+                if lease and not self.leases.get(lease):
+                    raise Unavailable("etcdserver: requested lease not found")
                 old = self.keys.get(key)
                 value = base64.b64decode(body["value"])
                 create = old.create if old else self.revision + 1
@@ -193,6 +194,21 @@ def test_a_lock_goes_with_its_replicas_lease() -> None:
     assert a.mine() is None
     assert not a.release("1")
     assert b.mine() == "1001"  # a's session did not delete b's lock
+
+
+def test_a_lease_expired_unnoticed_is_granted_anew() -> None:
+    etcd = FakeEtcd()
+    a = EtcdLocks(etcd, "a")  # type: ignore[arg-type]
+    assert a.acquire("1") is None
+    assert a.release("1")
+    etcd.expire(1)  # the process was paused past its TTL: its keep-alive has not run since
+    assert a.acquire("2") is None
+    assert etcd.keys["/cats/locks/running"].lease == 2
+    etcd.down = True
+    a.release("2")  # not deleted: the lease, no longer kept alive, ends it
+    with pytest.raises(DatastoreError):
+        a.acquire("3")
+    a.close()
 
 
 def _replica(etcd: FakeEtcd, node: str) -> EtcdReplication:
