@@ -193,36 +193,79 @@ class EtcdLocks:
 
 class SessionIds:
     """NETCONF session ids unique across the cluster: blocks of :data:`ID_BLOCK` drawn from
-    one etcd key, whose version counts the blocks drawn (one transaction per block)."""
+    one etcd key, whose version counts the blocks drawn (one transaction per block).
+
+    The first block is drawn when the replica joins (:meth:`prime`) and the next one in the
+    background once half of the current one is used, so that a session starts without an etcd
+    request, also while etcd has no quorum (reads go on then). Should a block run out while no
+    next one could be drawn, the ids go on past its end (logged): such an id may be another
+    replica's too, which names a lock's holder ambiguously but lets no commit through (the
+    guard compares the lock's revision, not its session id)."""
 
     def __init__(self, etcd: Etcd, prefix: str = "/cats/", block: int = ID_BLOCK) -> None:
         self.etcd = etcd
         self.key = f"{prefix}netconf/session-id-blocks"
         self.block = block
         self._lock = threading.Lock()
-        self._next = 0
-        self._end = 0
+        self._next = 1
+        self._end = 0  # no block yet
+        self._spare: int | None = None  # the next block, drawn ahead
+        self._drawing = False
+
+    def prime(self) -> None:
+        """Draw the first block now (at join; if etcd cannot be reached, on the first id)."""
+        try:
+            number = self._draw()
+        except Unavailable as exc:
+            LOG.warning("cluster: no block of NETCONF session ids drawn yet: %s", exc)
+            return
+        with self._lock:
+            self._next, self._end = number * self.block + 1, (number + 1) * self.block
 
     def __call__(self) -> int:
-        """The next id (never 0).
-
-        Raises:
-            DatastoreError: a new block is needed and etcd cannot be reached.
-        """
+        """The next id (never 0)."""
         with self._lock:
             if self._next >= self._end:
-                number = self._draw()
-                self._next, self._end = number * self.block + 1, (number + 1) * self.block
+                self._refill()
+            elif self._end - self._next < self.block // 2 and not self._ahead():
+                self._drawing = True  # half used: the next block is drawn meanwhile
+                threading.Thread(target=self._draw_spare, daemon=True).start()
             found, self._next = self._next, self._next + 1
             return found
+
+    def _refill(self) -> None:
+        """The next block (the caller holds the lock): the spare one, else one drawn now;
+        never one below the ids given already (past a block's end, while etcd was away)."""
+        spare, self._spare = self._spare, None
+        for _ in range(100):
+            if spare is None:
+                try:
+                    spare = self._draw()
+                except Unavailable:
+                    break
+            if spare * self.block + 1 >= self._next:
+                self._next, self._end = spare * self.block + 1, (spare + 1) * self.block
+                return
+            spare = None
+        LOG.warning("cluster: NETCONF session id %d is drawn from no block (etcd)", self._next)
+
+    def _ahead(self) -> bool:
+        """Whether the next block is drawn, or being drawn (the caller holds the lock)."""
+        return self._spare is not None or self._drawing
+
+    def _draw_spare(self) -> None:
+        try:
+            spare: int | None = self._draw()
+        except Unavailable as exc:
+            LOG.info("cluster: the next block of session ids not drawn yet: %s", exc)
+            spare = None
+        with self._lock:
+            self._spare, self._drawing = spare, False
 
     def _draw(self) -> int:
         put = {"request_put": {"key": encode(self.key), "value": encode("")}}
         read = {"request_range": {"key": encode(self.key)}}
-        try:
-            _, _, responses = self.etcd.txn([], [put, read])
-        except Unavailable as exc:
-            raise unavailable(str(exc)) from exc
+        _, _, responses = self.etcd.txn([], [put, read])
         kvs = responses[1].get("response_range", {}).get("kvs") or []
         return int(kvs[0].get("version", 1)) - 1  # the key's first put: block 0, ids from 1
 

@@ -47,6 +47,7 @@ class Membership:
         self.replication.locks = self.locks
         #: NETCONF session ids unique across the cluster (the lock's holder names one session)
         self.session_ids = SessionIds(self.replication.etcd)
+        self.session_ids.prime()
 
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""

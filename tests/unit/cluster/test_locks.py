@@ -251,11 +251,20 @@ def test_a_commit_is_guarded_on_the_lock() -> None:
 
 def test_session_ids_are_unique_across_replicas() -> None:
     etcd = FakeEtcd()
-    a, b = SessionIds(etcd, block=3), SessionIds(etcd, block=3)  # type: ignore[arg-type]
-    drawn = [a(), a(), b(), a(), b(), b(), b()]
+    a, b = SessionIds(etcd, block=4), SessionIds(etcd, block=4)  # type: ignore[arg-type]
+    a.prime()
+    b.prime()
+    drawn = [a(), a(), b(), a(), b(), b(), b(), a(), a()]
     assert 0 not in drawn
     assert len(set(drawn)) == len(drawn)
-    assert drawn[:3] == [1, 2, 4]
+    assert drawn[:4] == [1, 2, 5, 3]
+
+
+def test_session_ids_go_on_without_etcd() -> None:
+    etcd = FakeEtcd()
+    ids = SessionIds(etcd, block=4)  # type: ignore[arg-type]
+    ids.prime()
     etcd.down = True
-    with pytest.raises(DatastoreError):
-        a(), a()
+    assert [ids() for _ in range(6)] == [1, 2, 3, 4, 5, 6]  # past the block: logged
+    etcd.down = False
+    assert ids() > 6  # a block drawn again, above the ids given
