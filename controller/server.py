@@ -248,7 +248,10 @@ class Application:
             self.hosted = installer(registrations, self._host(settings))
             apply_plugins(settings.plugins, registrations)
             cluster = None if self.cluster is None else self.cluster.replication
-            core_settings = replace(settings.core, history=self.history, replication=cluster)
+            shared = None if self.cluster is None else self.cluster.locks
+            core_settings = replace(
+                settings.core, history=self.history, replication=cluster, shared_lock=shared
+            )
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
             self.core.follow()
         except BaseException:
@@ -289,6 +292,7 @@ class Application:
             settings.state_dir,
             settings.yang_dirs,
             users,
+            None if self.cluster is None else self.cluster.session_ids,
         )
 
     def _host(self, settings: ServeSettings) -> Host:

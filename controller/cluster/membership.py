@@ -9,13 +9,15 @@ from collections.abc import Callable
 
 from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
+from controller.cluster.locks import EtcdLocks, SessionIds
 from controller.cluster.replication import DEFAULT_LOG_KEEP, EtcdReplication
 
 LOG = logging.getLogger("catsctl.serve")
 
 
 class Membership:
-    """The commit log (the core's Replication) and the leader election of one replica."""
+    """The commit log (the core's Replication), the leader election and the lock of running
+    of one replica."""
 
     def __init__(
         self,
@@ -39,6 +41,13 @@ class Membership:
         self.replication.consistent_reads = consistent_reads
         self.election = Election(Etcd(endpoints), self.node)
         self.replication.leads = self.election.is_leader
+        #: The lock of running, the cluster's (the core's SharedLock; commits are guarded on it)
+        self.locks = EtcdLocks(Etcd(endpoints), self.node)
+        self.locks.problem = self.replication.problem
+        self.replication.locks = self.locks
+        #: NETCONF session ids unique across the cluster (the lock's holder names one session)
+        self.session_ids = SessionIds(self.replication.etcd)
+        self.session_ids.prime()
 
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""
@@ -56,4 +65,5 @@ class Membership:
     def close(self) -> None:
         """Hand the leadership over at once, then stop following the log."""
         self.election.close()
+        self.locks.close()  # a lock a session here holds is released at once
         self.replication.close()

@@ -41,7 +41,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode
-from controller.datastore.replication import Record, StaleError, follows_on, unavailable
+from controller.cluster.locks import EtcdLocks, holder_of
+from controller.datastore.api import DatastoreName
+from controller.datastore.errors import refuse
+from controller.datastore.locks import denied
+from controller.datastore.replication import (
+    PAST_LOCKS,
+    SESSION,
+    Record,
+    StaleError,
+    follows_on,
+    unavailable,
+)
 from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
@@ -85,6 +96,8 @@ class EtcdReplication:
         self.last_error: str | None = None  # why the last write was refused, for /readyz
         self.consistent_reads = True  # False (--cluster-reads local): reads skip the barrier
         self._head_reads = SharedRead(self._read_head)
+        #: The cluster's lock of running (set by the membership): every commit is guarded on it.
+        self.locks: EtcdLocks | None = None
 
     def _key(self, txid: int) -> str:
         return f"{self.log}{txid:0{_DIGITS}d}"
@@ -114,17 +127,27 @@ class EtcdReplication:
             )
 
     def commit(self, txid: int, record: Record) -> None:
-        """Put ``record`` as commit ``txid`` if ``txid - 1`` is the last one (quorum-acked)."""
-        value = json.dumps({**record, "node": self.node}, separators=(",", ":"))
+        """Put ``record`` as commit ``txid`` if ``txid - 1`` is the last one (quorum-acked) and
+        no session but the committing one holds the lock of running (:mod:`.locks`)."""
+        session, past_locks = record.get(SESSION), bool(record.get(PAST_LOCKS))
+        kept = {k: v for k, v in record.items() if k not in (SESSION, PAST_LOCKS)}
+        value = json.dumps({**kept, "node": self.node}, separators=(",", ":"))
         guard = {"key": encode(self.head), "target": "VERSION", "result": "EQUAL"}
         guard["version"] = str(txid - 1)
+        guards, failure = [guard], []
+        committer = None if session is None else str(session)
+        holding = False  # whether the committing session holds the lock here
+        if self.locks is not None and not past_locks:
+            holding = committer is not None and self.locks.mine() == committer
+            guards.append(self.locks.guard(committer))
+            failure.append(self.locks.read())
         puts = [
             {"request_put": {"key": encode(self.head), "value": encode(str(txid))}},
             {"request_put": {"key": encode(self._key(txid)), "value": encode(value)}},
         ]
         started = time.monotonic()
         try:
-            succeeded, _, _ = self.etcd.txn([guard], puts)
+            succeeded, _, responses = self.etcd.txn(guards, puts, failure)
         except Unavailable as exc:
             self.last_error = str(exc)
             raise unavailable(str(exc)) from exc
@@ -133,6 +156,12 @@ class EtcdReplication:
         if took > SLOW_S:
             LOG.warning("cluster: etcd took %.1f s to commit transaction %d", took, txid)
         if not succeeded:
+            holder = holder_of(responses) if failure else None
+            if holder is not None and not (holding and holder == committer):
+                raise denied(DatastoreName.RUNNING, holder)
+            if holding and holder is None:
+                lost = f"session {committer} lost the lock of running (its lease expired)"
+                raise refuse("in-use", lost)
             changed = record.get("changed")
             paths = [DataPath(str(p)) for p in changed] if isinstance(changed, list) else []
             raise StaleError(txid - 1, paths)

@@ -245,7 +245,14 @@ class Editing(CoreParts):
                 hook(change)
             changed = [record.path for record in applier.applied]
             txn.meta = commit_meta(txn, current_request(), now_text())
-            store.persist(txn.edits, changed=changed, user=txn.principal.user, meta=txn.meta)
+            store.persist(
+                txn.edits,
+                changed=changed,
+                user=txn.principal.user,
+                meta=txn.meta,
+                session=None if txn.past_locks else txn.session,
+                past_locks=txn.past_locks,
+            )
         self._offer_snapshot(store)
 
     @staticmethod

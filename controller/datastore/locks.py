@@ -1,8 +1,16 @@
-"""Datastore locks shared by every northbound (RFC 6241 7.5, 7.6; RFC 8040 1.4)."""
+"""Datastore locks shared by every northbound (RFC 6241 7.5, 7.6; RFC 8040 1.4).
+
+Without a cluster each lock is this process's. In a cluster (docs/cluster.md, "NETCONF locks")
+the lock of running is the cluster's: a :class:`SharedLock` (an etcd key bound to a lease of
+the replica that took it, :mod:`controller.cluster.locks`) says who holds it, and every commit
+of running is guarded on it in its own etcd transaction, so that a session that does not hold
+it cannot commit on any replica. candidate and startup stay each replica's own.
+"""
 
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 from controller.datastore.api import DatastoreName
 from controller.datastore.errors import DatastoreError, refuse
@@ -11,27 +19,69 @@ from controller.errors import ErrorType
 LOCKABLE = (DatastoreName.RUNNING, DatastoreName.CANDIDATE, DatastoreName.STARTUP)
 
 
-class Locks:
-    """Which session holds the lock of each datastore."""
+class SharedLock(Protocol):
+    """The lock of running as the whole cluster sees it (implemented by
+    :class:`controller.cluster.locks.EtcdLocks`); a session is its id as a string."""
 
-    def __init__(self) -> None:
+    def acquire(self, session: str) -> str | None:
+        """Take the lock for ``session``: None when taken, else the session id of its holder
+        (on any replica).
+
+        Raises:
+            DatastoreError: the cluster cannot take it now (``resource-denied``).
+        """
+        ...
+
+    def release(self, session: str) -> bool:
+        """Release the lock if ``session`` (of this replica) holds it; whether it did."""
+        ...
+
+    def mine(self) -> str | None:
+        """The session of this replica that holds the lock, or None (no round trip)."""
+        ...
+
+    def holder(self) -> str | None:
+        """The session holding the lock anywhere in the cluster, or None (one etcd read;
+        None too when the cluster cannot be read)."""
+        ...
+
+
+class Locks:
+    """Which session holds the lock of each datastore (running: ``shared``, in a cluster)."""
+
+    def __init__(self, shared: SharedLock | None = None) -> None:
         self._guard = threading.Lock()
         self._holders: dict[DatastoreName, str] = {}
+        self._shared = shared
 
     def holder(self, datastore: DatastoreName) -> str | None:
-        """The session holding a datastore's lock, if any."""
+        """The session holding a datastore's lock, if any (running in a cluster: one of this
+        replica; another replica's holder is refused by the commit itself)."""
+        if self._shared is not None and datastore is DatastoreName.RUNNING:
+            return self._shared.mine()
         with self._guard:
             return self._holders.get(datastore)
 
     def holders(self) -> dict[DatastoreName, str]:
-        """Every locked datastore and the session holding it."""
+        """Every locked datastore and the session holding it (running in a cluster: on any
+        replica, one etcd read)."""
         with self._guard:
-            return dict(self._holders)
+            held = dict(self._holders)
+        if self._shared is not None:
+            holder = self._shared.mine() or self._shared.holder()
+            if holder is not None:
+                held[DatastoreName.RUNNING] = holder
+        return held
 
     def lock(self, datastore: DatastoreName, session: str) -> None:
         """Take a lock; ``lock-denied`` with the holder's session-id when it is taken."""
         if datastore not in LOCKABLE:
             raise refuse("operation-not-supported", f"{datastore} cannot be locked")
+        if self._shared is not None and datastore is DatastoreName.RUNNING:
+            holder = self._shared.acquire(session)
+            if holder is not None:
+                raise _denied(datastore, holder)
+            return
         with self._guard:
             holder = self._holders.get(datastore)
             if holder is not None:
@@ -40,9 +90,13 @@ class Locks:
 
     def unlock(self, datastore: DatastoreName, session: str) -> None:
         """Release a lock the session holds (RFC 6241 7.6: else ``operation-failed``)."""
+        message = f"session {session} does not hold the {datastore} lock"
+        if self._shared is not None and datastore is DatastoreName.RUNNING:
+            if not self._shared.release(session):
+                raise refuse("operation-failed", message)
+            return
         with self._guard:
             if self._holders.get(datastore) != session:
-                message = f"session {session} does not hold the {datastore} lock"
                 raise refuse("operation-failed", message)
             del self._holders[datastore]
 
@@ -58,7 +112,14 @@ class Locks:
             held = [name for name, holder in self._holders.items() if holder == session]
             for name in held:
                 del self._holders[name]
-            return held
+        if self._shared is not None and self._shared.release(session):
+            held.append(DatastoreName.RUNNING)
+        return held
+
+
+def denied(datastore: DatastoreName, holder: str) -> DatastoreError:
+    """``lock-denied`` naming the session that holds ``datastore``'s lock (RFC 6241 7.5)."""
+    return _denied(datastore, holder)
 
 
 def _denied(datastore: DatastoreName, holder: str) -> DatastoreError:

@@ -105,7 +105,7 @@ class DatastoreOperations:
             raise refuse("operation-not-supported", "operational is not a configuration datastore")
         whole = Edit(EditOperation.REPLACE, ROOT, document, encoding)
         if datastore is DatastoreName.RUNNING:  # a large one is worked on a copy meanwhile
-            return self._core.put_back(Txn(datastore, SYSTEM, None, [whole]))
+            return self._core.put_back(Txn(datastore, SYSTEM, None, [whole], past_locks=True))
         with self._write, self._lock:
             if datastore is DatastoreName.CANDIDATE:
                 return self._candidate.edit([whole], SYSTEM, None, test_only=False)
@@ -119,14 +119,15 @@ class DatastoreOperations:
         After the change in flight, if any (the write lock): a large commit of another session
         works on a copy without the read lock, and must not land after the lock is granted.
         """
-        with self._write, self._lock:
-            if datastore is DatastoreName.CANDIDATE and self._candidate.modified:
-                raise refuse(
-                    "lock-denied",
-                    "the candidate has uncommitted changes",
-                    info=(("session-id", "0"),),
-                    error_type=ErrorType.PROTOCOL,
-                )
+        with self._write:  # not the read lock: in a cluster, running's lock is an etcd request
+            with self._lock:
+                if datastore is DatastoreName.CANDIDATE and self._candidate.modified:
+                    raise refuse(
+                        "lock-denied",
+                        "the candidate has uncommitted changes",
+                        info=(("session-id", "0"),),
+                        error_type=ErrorType.PROTOCOL,
+                    )
             self._locks.lock(datastore, session)
 
     def unlock(self, datastore: DatastoreName, session: str) -> None:
@@ -139,6 +140,7 @@ class DatastoreOperations:
 
     def release_session(self, session: str) -> None:
         """Free a closed session's locks; its candidate changes go with the candidate lock."""
-        with self._write, self._lock:
+        with self._write:  # not the read lock: in a cluster, running's lock is an etcd request
             if DatastoreName.CANDIDATE in self._locks.release(session):
-                self._candidate.discard()
+                with self._lock:
+                    self._candidate.discard()

@@ -32,7 +32,7 @@ from controller.datastore.contexts import Contexts
 from controller.datastore.errors import refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.history import HistoryRecorder
-from controller.datastore.locks import Locks
+from controller.datastore.locks import Locks, SharedLock
 from controller.datastore.replication import Replication
 from controller.datastore.secrets import Secrets
 from controller.datastore.shadow import SHADOW_NODES
@@ -62,6 +62,7 @@ class CoreSettings:
     shadow_nodes: int = SHADOW_NODES  # from this size an edit works on a copy
     compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
     replication: Replication | None = None  # a cluster's log instead of running's journal
+    shared_lock: SharedLock | None = None  # the cluster's lock of running (None: this one's)
 
 
 class CoreParts:

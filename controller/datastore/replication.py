@@ -44,6 +44,12 @@ ATTEMPTS = 8
 READ_WAIT_S = 10.0
 
 Record = dict[str, object]  # one commit: txid, time, user, edits, changed
+#: Keys of the record :meth:`Replication.commit` is given, not kept in the cluster's log: the
+#: session committing (None: none, a RESTCONF write), and whether it is the server's own commit
+#: (a confirmed commit's rollback). The commit is refused while another session holds the lock
+#: of running anywhere in the cluster, unless it is the server's own.
+SESSION = "lock-session"  # not "session": the history's session field is kept in the record
+PAST_LOCKS = "past-locks"
 T = TypeVar("T")
 
 
@@ -98,10 +104,12 @@ class Replication(Protocol):
     """A replicated log of the commits of running (implemented by :mod:`controller.cluster`)."""
 
     def commit(self, txid: int, record: Record) -> None:
-        """Make ``record`` the cluster's commit ``txid`` if the last one is ``txid - 1``.
+        """Make ``record`` the cluster's commit ``txid`` if the last one is ``txid - 1`` and no
+        session but ``record[SESSION]`` holds the lock of running (unless ``record[PAST_LOCKS]``).
 
         Raises:
             StaleError: another replica committed ``txid`` first.
+            DatastoreError: ``lock-denied``: another session holds the lock of running.
             DatastoreError: the cluster cannot take it (:func:`unavailable`); not committed.
         """
         ...

@@ -126,7 +126,14 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
         # durable (in a cluster: the cluster's) before anyone sees it
         if running.replication is not None:  # the cluster's record carries its history entry
             txn.meta = commit_meta(txn, current_request(), now_text())
-        running.persist(txn.edits, changed=changed, user=txn.principal.user, meta=txn.meta)
+        running.persist(
+            txn.edits,
+            changed=changed,
+            user=txn.principal.user,
+            meta=txn.meta,
+            session=txn.session,
+            past_locks=txn.past_locks,
+        )
         with core.read_lock:
             change = Change(
                 txn.datastore, txn.principal, diff, tuple(changed), running.revisions.prepare()

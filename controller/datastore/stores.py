@@ -23,7 +23,7 @@ from controller.datastore.damage import Damage, StateDamagedError
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.journal import Journal, Ticket
-from controller.datastore.replication import Replication
+from controller.datastore.replication import PAST_LOCKS, SESSION, Replication
 from controller.datastore.revisions import Revisions
 from controller.datastore.snapshot import Snapshot
 from controller.datastore.transaction import Applier
@@ -179,7 +179,7 @@ class ConfigStore:
         finally:
             self.tree.invalidate()  # libyang may have added defaults or dropped cases
 
-    def persist(
+    def persist(  # noqa: PLR0913 - what a cluster record holds besides the edits
         self,
         edits: Sequence[Edit],
         *,
@@ -187,6 +187,8 @@ class ConfigStore:
         changed: Sequence[DataPath] = (),
         user: str = "",
         meta: Mapping[str, str] | None = None,
+        session: str | None = None,
+        past_locks: bool = False,
     ) -> Ticket | None:
         """Make a commit durable before it is acknowledged (running: a journal record, or the
         cluster's next transaction; any other datastore: a new snapshot). On failure nothing of
@@ -195,7 +197,9 @@ class ConfigStore:
         With ``defer`` (running only) the record is written but not fsynced: the returned
         ticket must go to :meth:`sync` before the commit is acknowledged (group commit).
         ``changed``, ``user`` and ``meta`` (the time and request context the commit history
-        keeps) go into a cluster's record (:mod:`.replication`).
+        keeps) go into a cluster's record (:mod:`.replication`); ``session`` (the session
+        committing) and ``past_locks`` (the server's own commit) say how the cluster's lock of
+        running guards it (:data:`.replication.SESSION`).
         """
         if self.replication is not None:
             now = datetime.now(UTC).isoformat()
@@ -206,6 +210,8 @@ class ConfigStore:
                 "edits": [edit_record(edit) for edit in edits],
                 "changed": [str(path) for path in changed],
                 **(meta or {}),
+                SESSION: session,
+                PAST_LOCKS: past_locks,
             }
             self.replication.commit(self.txid + 1, record)
             self.txid += 1

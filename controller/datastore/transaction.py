@@ -66,6 +66,9 @@ class Txn:
     #: In a cluster: the commit's time and request context as the cluster's record carries
     #: them (:func:`controller.datastore.history.commit_meta`), for every replica's history.
     meta: dict[str, str] | None = None
+    #: The server's own transaction (a confirmed commit's rollback), which no session's lock
+    #: refuses: in a cluster, its commit is not guarded on the lock of running.
+    past_locks: bool = False
 
 
 @dataclass(frozen=True, slots=True)

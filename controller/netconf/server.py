@@ -21,7 +21,7 @@ from pathlib import Path
 
 import paramiko
 
-from controller.errors import listen_error
+from controller.errors import CatsError, listen_error
 from controller.netconf.messages import XmlLimits
 from controller.netconf.session import NetconfSession, SessionEnv
 from controller.netconf.ssh import TRANSPORT, Credentials, LoginBounds, SshAuth, Startups
@@ -192,6 +192,8 @@ class NetconfServer:
             _await_peer_close(transport)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             LOG.debug("connection from %s ended: %s", peer, exc)
+        except CatsError as exc:  # in a cluster: no session id, etcd is unreachable
+            LOG.warning("connection from %s refused: %s", peer, exc)
         finally:
             auth.release()
             transport.close()

@@ -51,8 +51,10 @@ class Registry:
     only the RFC 6022 ``locked-time`` the core does not record.
     """
 
-    def __init__(self) -> None:
-        self._ids = itertools.count(1)
+    def __init__(self, ids: Callable[[], int] | None = None) -> None:
+        """``ids`` draws session ids (a cluster's, unique across its replicas); by default
+        they count from 1."""
+        self._ids = ids or itertools.count(1).__next__
         self._lock = threading.Lock()
         self._sessions: dict[int, SessionInfo] = {}
         self.statistics = Statistics()
@@ -61,7 +63,7 @@ class Registry:
     def next_id(self) -> int:
         """A new session id (RFC 6241 8.1: never 0)."""
         with self._lock:
-            return next(self._ids)
+            return self._ids()
 
     def add(self, info: SessionInfo, bound: int) -> bool:
         """A session finished its hello; False (not added) when ``bound`` sessions are open."""

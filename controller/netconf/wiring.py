@@ -76,9 +76,11 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     state_dir: Path,
     yang_dirs: Sequence[Path],
     credentials: Credentials,
+    session_ids: Callable[[], int] | None = None,
 ) -> NetconfParts:
-    """The NETCONF server over ``core`` (not started)."""
-    registry = Registry()
+    """The NETCONF server over ``core`` (not started); ``session_ids`` draws the session
+    ids (a cluster's, unique across its replicas; by default from 1)."""
+    registry = Registry(session_ids)
 
     def publish(document: str) -> None:
         core.publish("NETCONF", document)
