@@ -293,6 +293,7 @@ class Application:
             settings.yang_dirs,
             users,
             None if self.cluster is None else self.cluster.session_ids,
+            None if self.cluster is None else self.cluster.confirmed,
         )
 
     def _host(self, settings: ServeSettings) -> Host:

@@ -141,6 +141,16 @@ class EtcdLocks:
 
     # ------------------------------------------------------------------ the lease
 
+    def lease(self) -> int:
+        """This replica's lock lease, which other keys that end with it are put on (a
+        confirmed commit's holder, :mod:`.confirmed`)."""
+        with self._lock:
+            return self._lease_now()
+
+    def lease_lost(self) -> None:
+        """The lease was found expired: a new one is granted next time."""
+        self._drop_lease()
+
     def _lease_now(self) -> int:
         """This replica's lock lease (granted once, then kept alive; the caller holds the
         lock)."""

@@ -7,6 +7,7 @@ import logging
 import socket
 from collections.abc import Callable
 
+from controller.cluster.confirmed import EtcdConfirmed
 from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
 from controller.cluster.locks import EtcdLocks, SessionIds
@@ -48,6 +49,8 @@ class Membership:
         #: NETCONF session ids unique across the cluster (the lock's holder names one session)
         self.session_ids = SessionIds(self.replication.etcd)
         self.session_ids.prime()
+        #: The cluster's pending confirmed commit (any replica confirms it; the leader sweeps)
+        self.confirmed = EtcdConfirmed(Etcd(endpoints), self.locks, self.election.is_leader)
 
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""

@@ -12,6 +12,13 @@ netopeer2 does. :meth:`ConfirmedCommits.resume` then rolls it back at once when 
 has passed or when it was not given ``persist`` (its session is gone, 8.4.1), and otherwise
 keeps it pending for the time it has left, to be confirmed or cancelled by its persist-id from
 a new session.
+
+In a C-PS cluster the pending commit is the cluster's (:class:`SharedPending`, an etcd key;
+docs/cluster.md "Confirmed commits"): each step reads it, and changes it only if it is as read,
+so that a persisted one is confirmed or cancelled from any replica, and it is rolled back once
+(the replica whose claim of the key wins makes the rollback, one cluster commit past the
+locks). The replica that took it arms its timer; the leader sweeps it too, so that it is rolled
+back when its deadline passes, or, without ``persist``, when the holder's replica is gone.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from controller.audit import annotated
 from controller.datastore.api import (
@@ -46,6 +54,8 @@ _ROLLED_BACK = {
     "cancel": "confirmed commit cancelled: rolled back",
 }
 KEPT = "confirmed-commit"  # the name the core keeps the pending commit under
+#: How often the cluster's leader looks at the cluster's pending confirmed commit.
+SWEEP_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,19 +82,21 @@ class _Pending:
     owner: Actor
     persist: str | None
     deadline: float = 0.0  # wall-clock seconds (time.time), so that it outlives a restart
+    node: str = ""  # the cluster replica that took it ("" without a cluster)
     timer: threading.Timer | None = field(default=None, repr=False)
 
     def document(self) -> str:
         """What the core keeps of it."""
-        return json.dumps(
-            {
-                "backup": self.backup,
-                "session-id": self.owner.session_id,
-                "user": self.owner.user,
-                "persist": self.persist,
-                "deadline": datetime.fromtimestamp(self.deadline, UTC).isoformat(),
-            }
-        )
+        kept: dict[str, object] = {
+            "backup": self.backup,
+            "session-id": self.owner.session_id,
+            "user": self.owner.user,
+            "persist": self.persist,
+            "deadline": datetime.fromtimestamp(self.deadline, UTC).isoformat(),
+        }
+        if self.node:
+            kept["node"] = self.node
+        return json.dumps(kept)
 
     @classmethod
     def from_document(cls, document: str) -> _Pending:
@@ -92,8 +104,50 @@ class _Pending:
         kept = json.loads(document)
         owner = Actor(int(kept["session-id"]), str(kept["user"]))
         deadline = datetime.fromisoformat(str(kept["deadline"])).timestamp()
-        persist = kept.get("persist")
-        return cls(str(kept["backup"]), owner, None if persist is None else str(persist), deadline)
+        persist = None if kept.get("persist") is None else str(kept["persist"])
+        return cls(str(kept["backup"]), owner, persist, deadline, str(kept.get("node", "")))
+
+
+def due(pending: _Pending, *, holder_alive: bool, now: float) -> str | None:
+    """Why the cluster's pending confirmed commit is to be rolled back now ("cancel": it was
+    not given persist and the replica of its session is gone, 8.4.1; "timeout": its deadline
+    passed), or None while it stays pending."""
+    if pending.persist is None and not holder_alive:
+        return "cancel"
+    if pending.deadline <= now:
+        return "timeout"
+    return None
+
+
+class SharedPending(Protocol):
+    """The cluster's one pending confirmed commit (controller.cluster.confirmed): a document,
+    and a token that changes with each change of it (etcd's mod revision). Every change is
+    made only if the document is still as read (its token), so that exactly one replica takes
+    each step. Failures to reach the cluster raise a CatsError (``unavailable``)."""
+
+    node: str
+
+    def load(self) -> tuple[str, int, bool] | None:
+        """The pending commit's document, its token, whether its holder is alive (its
+        replica's lease holds, or it was given persist); None when none is pending."""
+        ...
+
+    def start(self, document: str, *, bound: bool) -> int | None:
+        """Record a new pending commit if none is (``bound``: it ends with this replica's
+        lease, having no persist); its token, or None when another one is pending."""
+        ...
+
+    def replace(self, document: str, token: int, *, bound: bool) -> int | None:
+        """Replace the pending commit if it is still as read; its new token, or None."""
+        ...
+
+    def claim(self, token: int) -> bool:
+        """Forget the pending commit if it is still as read; whether this call did."""
+        ...
+
+    def leads(self) -> bool:
+        """Whether this replica leads the cluster (it sweeps the pending commit)."""
+        ...
 
 
 #: Publishes one notification document (RFC 7951 JSON) on the NETCONF stream.
@@ -103,22 +157,39 @@ Events = Callable[[str], None]
 class ConfirmedCommits:
     """The one confirmed commit a server may have in progress."""
 
-    def __init__(self, core: ServerCore, events: Events) -> None:
+    def __init__(
+        self, core: ServerCore, events: Events, shared: SharedPending | None = None
+    ) -> None:
         self._core = core
         self._events = events
         self._lock = threading.RLock()
         self._pending: _Pending | None = None
         self._closed = False
+        #: The cluster's pending commit (None: this server's own, kept by the core)
+        self._shared = shared
+        self._owned: set[int] = set()  # sessions here with a shared commit without persist
+        self._timer: threading.Timer | None = None  # the shared commit taken here
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
 
     @property
     def pending(self) -> bool:
         """Whether a confirmed commit waits for its confirmation (read under the lock, so a
         rollback in progress is seen finished, running and the kept backup restored)."""
         with self._lock:
+            if self._shared is not None:
+                return self._shared.load() is not None
             return self._pending is not None
 
     def resume(self) -> None:
-        """Take up the confirmed commit pending before a restart (or a crash), if any."""
+        """Take up the confirmed commit pending before a restart (or a crash), if any; in a
+        cluster, start sweeping the cluster's one (the leader rolls it back when due)."""
+        if self._shared is not None:
+            self._sweeper = threading.Thread(
+                target=self._sweep_loop, name="confirmed-sweep", daemon=True
+            )
+            self._sweeper.start()
+            return
         with self._lock:
             document = self._core.kept(KEPT)
             if document is None:
@@ -146,6 +217,9 @@ class ConfirmedCommits:
     def commit(self, actor: Actor, principal: Principal, params: CommitParams) -> None:
         """A plain, confirmed, confirming or extending commit."""
         with self._lock:
+            if self._shared is not None:
+                self._commit_shared(self._shared, actor, principal, params)
+                return
             pending = self._pending
             if pending is None:
                 if params.persist_id is not None:
@@ -190,6 +264,9 @@ class ConfirmedCommits:
     def cancel(self, actor: Actor, persist_id: str | None) -> None:
         """``cancel-commit`` (RFC 6241 8.4.4.1): put running back now."""
         with self._lock:
+            if self._shared is not None:
+                self._cancel_shared(self._shared, actor, persist_id)
+                return
             pending = self._pending
             if pending is None:
                 raise netconf_error(
@@ -211,16 +288,185 @@ class ConfirmedCommits:
             pending = self._pending
             if self._closed:  # the server stops: the next start rolls it back (resume)
                 return
+            if self._shared is not None:
+                if actor.session_id in self._owned:
+                    self._owned.discard(actor.session_id)
+                    self._session_ended_shared(self._shared, actor)
+                return
             if pending and pending.persist is None and pending.owner.session_id == actor.session_id:
                 self._rollback(pending, "cancel", actor)
 
     def close(self) -> None:
         """Stop the timer (the server is stopping; the commit stays pending on disk, for
         :meth:`resume` at the next start)."""
+        self._stop.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=10)
         with self._lock:
             self._closed = True
             if self._pending is not None:
                 self._stop_timer(self._pending)
+            if self._timer is not None:
+                self._timer.cancel()
+
+    # ---------------------------------------------------------------- the cluster's
+
+    def _load(self, shared: SharedPending) -> tuple[_Pending, int, bool] | None:
+        found = shared.load()
+        if found is None:
+            return None
+        document, token, alive = found
+        return _Pending.from_document(document), token, alive
+
+    def _commit_shared(
+        self, shared: SharedPending, actor: Actor, principal: Principal, params: CommitParams
+    ) -> None:
+        found = self._load(shared)
+        session = str(actor.session_id)
+        if found is None:
+            self._start_shared(shared, actor, principal, params)
+            return
+        pending, token, _ = found
+        self._check_owner(pending, actor, params.persist_id)
+        if pending.persist is None and pending.node != shared.node:
+            raise _another()  # session ids are the cluster's, session 0 (RESTCONF) is not
+        if params.confirmed:
+            persist = params.persist if params.persist is not None else pending.persist
+            extended = _Pending(pending.backup, actor, persist, _deadline(params), shared.node)
+            if shared.replace(extended.document(), token, bound=persist is None) is None:
+                raise _gone()
+            try:
+                self._core.commit(principal, session=session)
+            except BaseException:
+                shared.start(pending.document(), bound=pending.persist is None)  # as it was
+                raise
+            self._started_shared(extended, params, "extend")
+            return
+        if not shared.claim(token):  # confirmed here, so that no rollback comes after
+            raise _gone()
+        try:
+            self._core.commit(principal, session=session)
+        except BaseException:
+            shared.start(pending.document(), bound=pending.persist is None)  # pending as it was
+            raise
+        self._owned.discard(pending.owner.session_id)
+        self._announce("complete", actor)
+
+    def _start_shared(
+        self, shared: SharedPending, actor: Actor, principal: Principal, params: CommitParams
+    ) -> None:
+        """A plain or confirmed commit while none is pending in the cluster."""
+        session = str(actor.session_id)
+        if params.persist_id is not None:
+            raise _invalid("no confirmed commit with that persist-id is in progress")
+        if not params.confirmed:
+            self._core.commit(principal, session=session)
+            return
+        started = _Pending(self._save(), actor, params.persist, _deadline(params), shared.node)
+        token = shared.start(started.document(), bound=params.persist is None)  # before running
+        if token is None:
+            raise _another()
+        try:
+            self._core.commit(principal, session=session)
+        except BaseException:
+            shared.claim(token)
+            raise
+        self._started_shared(started, params, "start")
+
+    def _started_shared(self, pending: _Pending, params: CommitParams, event: str) -> None:
+        if pending.persist is None:
+            self._owned.add(pending.owner.session_id)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(params.timeout, self._sweep)
+        self._timer.daemon = True
+        self._timer.start()
+        self._announce(event, pending.owner, params.timeout)
+
+    def _cancel_shared(self, shared: SharedPending, actor: Actor, persist_id: str | None) -> None:
+        found = self._load(shared)
+        if found is None:
+            raise netconf_error(
+                "operation-failed",
+                "no confirmed commit is in progress",
+                error_type=ErrorType.APPLICATION,
+            )
+        pending, token, _ = found
+        self._check_owner(pending, actor, persist_id)
+        if pending.persist is None and pending.node != shared.node:
+            raise _another()
+        if not shared.claim(token):
+            raise _gone()
+        if not self._restore(pending, "cancel", actor):
+            raise netconf_error(
+                "rollback-failed",
+                "running could not be put back; the confirmed commit's changes stay",
+                error_type=ErrorType.APPLICATION,
+            )
+
+    def _session_ended_shared(self, shared: SharedPending, actor: Actor) -> None:
+        try:
+            found = self._load(shared)
+            if found is None:
+                return
+            pending, token, _ = found
+            mine = pending.node == shared.node and pending.owner.session_id == actor.session_id
+            if pending.persist is None and mine and shared.claim(token):
+                self._restore(pending, "cancel", actor)
+        except CatsError:  # the leader rolls it back once the holder's lease is gone
+            LOG.exception("the confirmed commit of an ended session not rolled back here")
+
+    def _sweep_loop(self) -> None:
+        while not self._stop.wait(SWEEP_S):
+            shared = self._shared
+            try:
+                if shared is not None and shared.leads():
+                    self._sweep()
+            except Exception:  # the sweep goes on
+                LOG.exception("the sweep of the cluster's confirmed commit failed")
+
+    def _sweep(self) -> None:
+        """Roll the cluster's pending commit back if it is due and this replica claims it."""
+        shared = self._shared
+        with self._lock:
+            if shared is None or self._closed:
+                return
+            try:
+                found = self._load(shared)
+                if found is None:
+                    return
+                pending, token, alive = found
+                event = due(pending, holder_alive=alive, now=time.time())
+                if event is None or not shared.claim(token):
+                    return
+                self._owned.discard(pending.owner.session_id)
+                LOG.warning(
+                    "the confirmed commit of session %d on %s is rolled back (%s)",
+                    pending.owner.session_id,
+                    pending.node,
+                    "its session or replica is gone" if event == "cancel" else "timeout",
+                )
+                self._restore(pending, event, None)
+            except CatsError:
+                LOG.exception("the cluster's confirmed commit was not swept")
+
+    def _restore(self, pending: _Pending, event: str, actor: Actor | None) -> bool:
+        """Put running back (the pending commit claimed: exactly once in the cluster); when the
+        core refuses, it is recorded again, bound to no lease, so that the leader's sweep tries
+        again (a persisted one stays pending until its deadline)."""
+        try:
+            with annotated(operation=f"confirmed-commit-{event}", comment=_ROLLED_BACK[event]):
+                self._core.restore(DatastoreName.RUNNING, pending.backup, Encoding.JSON)
+        except CatsError:
+            LOG.exception("the rollback of a confirmed commit failed")
+            if self._shared is not None:
+                try:
+                    self._shared.start(pending.document(), bound=False)
+                except CatsError:
+                    LOG.exception("the confirmed commit whose rollback failed is lost")
+            return False
+        self._announce(event, actor or pending.owner)
+        return True
 
     # ---------------------------------------------------------------- internals
 
@@ -296,6 +542,22 @@ class ConfirmedCommits:
 
 def _deadline(params: CommitParams) -> float:
     return time.time() + params.timeout
+
+
+def _another() -> CatsError:
+    return netconf_error(
+        "operation-failed",
+        "another session's confirmed commit is in progress",
+        error_type=ErrorType.APPLICATION,
+    )
+
+
+def _gone() -> CatsError:
+    return netconf_error(
+        "operation-failed",
+        "the confirmed commit was confirmed, cancelled or rolled back meanwhile",
+        error_type=ErrorType.APPLICATION,
+    )
 
 
 def _invalid(message: str) -> CatsError:

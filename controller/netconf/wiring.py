@@ -15,7 +15,7 @@ from controller.model.codec import NotificationCodec
 from controller.model.library import module_capabilities, module_records, module_source
 from controller.model.paths import PathResolver
 from controller.model.schema import project_yang_dir, standard_yang_dirs
-from controller.netconf.confirmed import ConfirmedCommits
+from controller.netconf.confirmed import ConfirmedCommits, SharedPending
 from controller.netconf.monitoring import SchemaSources, netconf_state
 from controller.netconf.operations import Operations
 from controller.netconf.reads import Reads
@@ -77,16 +77,18 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     yang_dirs: Sequence[Path],
     credentials: Credentials,
     session_ids: Callable[[], int] | None = None,
+    shared_confirmed: SharedPending | None = None,
 ) -> NetconfParts:
     """The NETCONF server over ``core`` (not started); ``session_ids`` draws the session
-    ids (a cluster's, unique across its replicas; by default from 1)."""
+    ids (a cluster's, unique across its replicas; by default from 1); ``shared_confirmed`` is
+    the cluster's pending confirmed commit (by default, the server's own)."""
     registry = Registry(session_ids)
 
     def publish(document: str) -> None:
         core.publish("NETCONF", document)
 
-    confirmed = ConfirmedCommits(core, publish)
-    confirmed.resume()  # a confirmed commit pending before a restart
+    confirmed = ConfirmedCommits(core, publish, shared_confirmed)
+    confirmed.resume()  # a confirmed commit pending before a restart (or the cluster's)
     records = module_records(schema)
     modules = tuple((r.name, r.revision, r.namespace) for r in records)
     folders = [project_yang_dir(), *yang_dirs, *standard_yang_dirs()]

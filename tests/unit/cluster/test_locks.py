@@ -75,6 +75,8 @@ class FakeEtcd:
             return (found.create if found else 0) == int(compare["create_revision"])
         if target == "VERSION":
             return (found.version if found else 0) == int(compare["version"])
+        if target == "MOD":
+            return (found.mod if found else 0) == int(compare["mod_revision"])
         raise AssertionError(target)
 
     def txn(
@@ -109,9 +111,8 @@ class FakeEtcd:
                 found = self.keys.get(key)
                 kvs = []
                 if found is not None:
-                    kvs = [
-                        {"value": base64.b64encode(found.value).decode(), "version": found.version}
-                    ]
+                    encoded = base64.b64encode(found.value).decode()
+                    kvs = [{"value": encoded, "version": found.version, "mod_revision": found.mod}]
                 responses.append({"response_range": {"kvs": kvs}})
         if wrote:
             self.revision += 1
