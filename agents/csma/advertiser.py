@@ -7,7 +7,10 @@ reports). Periodic only: an advertisement states a freshness bound of three inte
 SCI reports arrive far faster than the C-PS's advertisement rate limit allows. Sequence
 numbers persist in ``STATE_DIR/advertising`` (agents.common.sequence). A refusal is logged
 item by item; a C-PS that does not serve agent selection (operation-not-supported) is logged
-once; either way, and when the C-PS is unreachable, the next interval asks again. Each attempt
+once; either way the next interval asks again. When the C-PS is unreachable (it starts after
+the C-SMA, or restarts), or there is nothing to advertise yet, the loop asks again after
+``RETRY_S``, doubled on each further miss up to the interval: a C-SMA started before its C-PS
+is advertised within a second or two of the C-PS's start, not an interval later. Each attempt
 counts in ``cats_csma_advertisements_total`` by result (sent: accepted by the C-PS; refused;
 unsupported; unreachable) on the management listener's /metrics.
 """
@@ -34,6 +37,7 @@ ADVERTISEMENTS = Counter(
     ["result"],
 )
 Snapshot = Callable[[], Mapping[EntryKey, Entry]]
+RETRY_S = 1.0  # the first wait after a miss (unreachable, or nothing to advertise yet)
 
 
 class Advertiser:
@@ -56,34 +60,42 @@ class Advertiser:
 
     def run(self) -> None:
         """Advertise until ``stop`` is set."""
+        retry = RETRY_S
         try:
             while not self.stop.is_set():
                 interval = self._config().advertising.interval
                 if interval <= 0:
                     self.stop.wait(1.0)
                     continue
-                self.tick()
-                self.wake.wait(interval)
+                if self.tick():
+                    delay, retry = interval, RETRY_S
+                else:  # missed: sooner than the interval, backing off to it
+                    delay, retry = min(retry, interval), min(retry * 2, interval)
+                self.wake.wait(delay)
                 self.wake.clear()
         finally:
             self._transport.close()
 
-    def tick(self) -> None:
-        """Send one advertisement of what the C-SMA knows now (nothing when it knows nothing)."""
+    def tick(self) -> bool:
+        """Send one advertisement of what the C-SMA knows now (nothing when it knows nothing).
+
+        Returns whether the C-PS answered it (accepted, refused or unsupported): False when
+        there was nothing to advertise or the C-PS could not be reached, which the loop asks
+        again about sooner than the interval."""
         config = self._config()
         instances = [Advertised(i.csci_id, i.cs_id, i.capability) for i in config.instances]
         bound_ms = int(config.advertising.interval * 3 * 1000)
         entries = self._snapshot()
         probe = advertisement(config.name, instances, entries, self._clock(), bound_ms)
         if probe is None:
-            return
+            return False
         members = {**probe, "sequence-number": str(self._store.next())}
         try:
             self._transport.invoke(MODULE, OPERATION, members)
         except UnreachableError as exc:
             ADVERTISEMENTS.labels("unreachable").inc()
             LOG.warning("advertise-capability: %s unreachable: %s", self.peer, exc)
-            return
+            return False
         except RefusedError as exc:
             if exc.items[0].tag == "operation-not-supported":
                 ADVERTISEMENTS.labels("unsupported").inc()
@@ -92,11 +104,11 @@ class Advertiser:
                         "%s does not serve advertise-capability; asked again later", self.peer
                     )
                     self._unsupported_logged = True
-                return
+                return True
             ADVERTISEMENTS.labels("refused").inc()
             for item in exc.items:
                 LOG.error("advertise-capability refused by %s: %s", self.peer, item)
-            return
+            return True
         ADVERTISEMENTS.labels("sent").inc()
         self.sent += 1
         LOG.info(
@@ -105,3 +117,4 @@ class Advertiser:
             self.peer,
             len(members["candidate"]),
         )
+        return True

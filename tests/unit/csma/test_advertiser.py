@@ -69,3 +69,44 @@ def test_each_tick_advertises_the_configured_capability_and_counts_the_answer(
     assert advertiser.sent == 1
     numbers = [int(m["sequence-number"]) for _, _, m in cps.sent]
     assert numbers == sorted(set(numbers))  # a new sequence number for every attempt
+
+
+class Waits:
+    """The loop's ``wake`` event: records each wait and returns at once; after ``count``
+    waits it stops the loop (a seam of the test: no time passes)."""
+
+    def __init__(self, advertiser: Advertiser, count: int) -> None:
+        self.advertiser, self.count = advertiser, count
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float) -> bool:
+        self.waits.append(timeout)
+        if len(self.waits) >= self.count:
+            self.advertiser.stop.set()
+        return False
+
+    def clear(self) -> None:
+        """Nothing to clear."""
+
+
+def test_an_unreachable_cps_is_asked_again_sooner_than_the_interval(tmp_path: Path) -> None:
+    """A C-SMA started before its C-PS: each miss waits 1 s, doubled up to the interval,
+    and once the C-PS answers the loop waits the interval again."""
+    config = load_config(EXAMPLE)
+    interval = config.advertising.interval
+    assert interval >= 16  # the example's interval: the back-off below stays under it
+    cps = Cps()
+    cps.answer = UnreachableError(ErrorItem(ErrorType.TRANSPORT, "operation-failed", "refused"))
+    advertiser = Advertiser(lambda: config, dict, cps, SequenceStore(tmp_path))
+    waits = Waits(advertiser, 5)
+    advertiser.wake = waits  # type: ignore[assignment]
+    advertiser.run()
+    assert waits.waits == [1.0, 2.0, 4.0, 8.0, 16.0]
+    assert len(cps.sent) == 5  # asked every time
+    cps.answer = None  # the C-PS is up: accepted, then the interval
+    advertiser.stop.clear()
+    waits = Waits(advertiser, 2)
+    advertiser.wake = waits  # type: ignore[assignment]
+    advertiser.run()
+    assert waits.waits == [interval, interval]
+    assert advertiser.sent == 2
