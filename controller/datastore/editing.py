@@ -30,7 +30,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.datapath import ROOT
 from controller.datastore.errors import DatastoreError, refuse
-from controller.datastore.history import SNAPSHOT_OPERATION, commit_meta, meta_of
+from controller.datastore.history import SNAPSHOT_OPERATION, meta_of, persist_commit
 from controller.datastore.parts import CoreParts
 from controller.datastore.replication import (
     Record,
@@ -243,16 +243,7 @@ class Editing(CoreParts):
         else:
             for hook in self.registrations.commit_hooks:
                 hook(change)
-            changed = [record.path for record in applier.applied]
-            txn.meta = commit_meta(txn, current_request(), now_text())
-            store.persist(
-                txn.edits,
-                changed=changed,
-                user=txn.principal.user,
-                meta=txn.meta,
-                session=None if txn.past_locks else txn.session,
-                past_locks=txn.past_locks,
-            )
+            persist_commit(store, txn, [record.path for record in applier.applied])
         self._offer_snapshot(store)
 
     @staticmethod

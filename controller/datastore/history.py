@@ -16,15 +16,17 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 
 from controller.audit import CommitEntry, HistoryStore, RequestInfo
+from controller.audit import current as current_request
 from controller.audit.events import now_text
 from controller.datastore import datapath
 from controller.datastore.api import Edit, EditOperation, InsertWhere
-from controller.datastore.stores import edit_from_record, edit_record
+from controller.datastore.stores import ConfigStore, edit_from_record, edit_record
 from controller.datastore.transaction import Applied, Txn
 from controller.datastore.undo import UndoKind, UndoRecord
 from controller.model import nodes
 from controller.model.schema import Encoding
 from controller.observability.metrics import HISTORY_FAILURES
+from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 #: How many changed paths a commit entry lists.
@@ -113,6 +115,23 @@ def commit_meta(txn: Txn, info: RequestInfo, time: str) -> dict[str, str]:
     session = txn.session if txn.session is not None else info.session
     values = (time, info.transport, info.source, session, info.operation, info.comment, info.label)
     return {name: value for name, value in zip(_META, values, strict=True) if value}
+
+
+def persist_commit(store: ConfigStore, txn: Txn, changed: Sequence[DataPath]) -> None:
+    """Make a commit of running made here durable (:meth:`ConfigStore.persist`, not deferred).
+    In a cluster its record carries the history's context (:func:`commit_meta`, kept in
+    ``txn.meta`` for this replica's own entry) and the session the lock of running is
+    checked against (none for the server's own commit: ``past_locks``)."""
+    if store.replication is not None:
+        txn.meta = commit_meta(txn, current_request(), now_text())
+    store.persist(
+        txn.edits,
+        changed=changed,
+        user=txn.principal.user,
+        meta=txn.meta,
+        session=None if txn.past_locks else txn.session,
+        past_locks=txn.past_locks,
+    )
 
 
 def meta_of(record: Mapping[str, object]) -> dict[str, str]:

@@ -26,7 +26,6 @@ import threading
 from typing import Any, Protocol
 
 from controller.audit import current as current_request
-from controller.audit.events import now_text
 from controller.datastore import changes
 from controller.datastore.access import Guard
 from controller.datastore.api import (
@@ -38,7 +37,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.authorization import Authorization
 from controller.datastore.bus import NotificationBus
-from controller.datastore.history import HistoryRecorder, commit_meta
+from controller.datastore.history import HistoryRecorder, persist_commit
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applier, Txn
 from controller.datastore.validation import Validator, validate_full
@@ -124,16 +123,7 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
             return running.revisions.of(None)
         changed = [record.path for record in applier.applied]
         # durable (in a cluster: the cluster's) before anyone sees it
-        if running.replication is not None:  # the cluster's record carries its history entry
-            txn.meta = commit_meta(txn, current_request(), now_text())
-        running.persist(
-            txn.edits,
-            changed=changed,
-            user=txn.principal.user,
-            meta=txn.meta,
-            session=txn.session,
-            past_locks=txn.past_locks,
-        )
+        persist_commit(running, txn, changed)
         with core.read_lock:
             change = Change(
                 txn.datastore, txn.principal, diff, tuple(changed), running.revisions.prepare()
