@@ -105,11 +105,12 @@ def netconf_session(spec: ForwarderSpec) -> SteeringSession:
     return ConfigSession((spec.address, spec.port), spec.credentials, SESSION)
 
 
-def status_json(status: ForwarderStatus, intended: tuple[int, int]) -> Json:
-    """The ``forwarder/state`` container of one forwarder (RFC 7951)."""
+def status_json(status: ForwarderStatus, intended: tuple[int, int], generation: int) -> Json:
+    """The ``forwarder/state`` container of one forwarder (RFC 7951); ``generation`` is the
+    forwarder's current intended generation: not in sync until a push acknowledged it."""
     state: Json = {
         "session": "connected" if status.connected else "disconnected",
-        "in-sync": status.in_sync,
+        "in-sync": status.in_sync and status.acked >= generation,
         "pending-changes": status.pending,
         "intended-services": intended[0],
         "intended-rules": intended[1],
@@ -374,7 +375,12 @@ class SteeringService:
     def state(self) -> Json:
         """``forwarders`` operational state: each forwarder's session and counters."""
         items = [
-            {"name": name, "state": status_json(worker.status, self.intended.counts(name))}
+            {
+                "name": name,
+                "state": status_json(
+                    worker.status, self.intended.counts(name), self.intended.generation(name)
+                ),
+            }
             for name, (_, worker) in sorted(self._snapshot_workers_named().items())
         ]
         return {f"{MODULE}:forwarders": {"forwarder": items}} if items else {}

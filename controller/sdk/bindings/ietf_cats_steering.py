@@ -4332,8 +4332,10 @@ class yc_state_ietf_cats_steering__forwarders_forwarder_state(PybindBase):
     """
     Getter method for in_sync, mapped from YANG variable /forwarders/forwarder/state/in_sync (boolean)
 
-    YANG Description: Whether the forwarder's configuration held the
-intended state at the last push or comparison.
+    YANG Description: Whether the forwarder holds the current intended state:
+true once a push or comparison found it so, false from
+the moment the intended state changes until a push
+acknowledges the change.
     """
     return self.__in_sync
       
@@ -4345,8 +4347,10 @@ intended state at the last push or comparison.
     method. Backends looking to populate this variable should
     do so via calling thisObj._set_in_sync() directly.
 
-    YANG Description: Whether the forwarder's configuration held the
-intended state at the last push or comparison.
+    YANG Description: Whether the forwarder holds the current intended state:
+true once a push or comparison found it so, false from
+the moment the intended state changes until a push
+acknowledges the change.
     """
     if hasattr(v, "_utype"):
       v = v._utype(v)

@@ -20,7 +20,7 @@ from controller.errors import ErrorItem, ErrorType
 from controller.selection.joint import FallbackLevel, Outcome, ResultKind
 from controller.selection.joint.tracking import TableChanges
 from controller.southbound.errors import PeerUnreachableError, SouthboundError
-from controller.southbound.forwarders import SteeringService
+from controller.southbound.forwarders import SteeringService, status_json
 from controller.southbound.intended import IntendedState
 from controller.southbound.inventory import ForwarderSpec
 from controller.southbound.push import ForwarderWorker, PushSettings, push_all
@@ -89,6 +89,22 @@ def test_a_worker_fills_repairs_and_pushes_only_differences() -> None:
     assert fake.running == intended.snapshot("a")[1]
     assert status.reconnects == 1
     assert status.repairs == 1
+
+
+def test_in_sync_is_false_from_an_intended_change_until_a_push_acknowledges_it() -> None:
+    intended, fake = IntendedState(), FakeForwarder()
+    worker = ForwarderWorker("a", fake, intended, SETTINGS)
+    intended.intend_rule("a", RULE)
+    worker.step()
+    state = status_json(worker.status, intended.counts("a"), intended.generation("a"))
+    assert state["in-sync"] is True
+    assert state["pushes"] == "1"
+    intended.intend_rule("a", {**RULE, "csci-id": "127.0.0.1:8802"})  # not pushed yet
+    state = status_json(worker.status, intended.counts("a"), intended.generation("a"))
+    assert state["in-sync"] is False  # the forwarder does not hold what is intended now
+    worker.step()
+    state = status_json(worker.status, intended.counts("a"), intended.generation("a"))
+    assert (state["in-sync"], state["pushes"]) == (True, "2")
 
 
 def test_a_failure_backs_off_and_reads_again_after_it() -> None:
