@@ -247,11 +247,7 @@ class Application:
                 self.cluster = _join(settings)
             self.hosted = installer(registrations, self._host(settings))
             apply_plugins(settings.plugins, registrations)
-            cluster = None if self.cluster is None else self.cluster.replication
-            shared = None if self.cluster is None else self.cluster.locks
-            core_settings = replace(
-                settings.core, history=self.history, replication=cluster, shared_lock=shared
-            )
+            core_settings = self._core_settings(settings)
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
             self.core.follow()
         except BaseException:
@@ -294,6 +290,20 @@ class Application:
             users,
             None if self.cluster is None else self.cluster.session_ids,
             None if self.cluster is None else self.cluster.confirmed,
+        )
+
+    def _core_settings(self, settings: ServeSettings) -> CoreSettings:
+        """The core's settings with the history and, in a cluster, its commit log, its lock
+        of running and this replica's name (the audit records of its commits name it)."""
+        cluster = self.cluster
+        if cluster is None:
+            return replace(settings.core, history=self.history)
+        return replace(
+            settings.core,
+            history=self.history,
+            replication=cluster.replication,
+            shared_lock=cluster.locks,
+            node=cluster.node,
         )
 
     def _host(self, settings: ServeSettings) -> Host:

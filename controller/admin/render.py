@@ -112,6 +112,7 @@ def audit_json(records: list[AuditRecord]) -> Json:
             "source-address": record.source or None,
             "commit-id": None if record.commit_id is None else str(record.commit_id),
             "detail": record.detail or None,
+            "node": record.node,
         }
         rendered.append({name: value for name, value in values.items() if value is not None})
     return {f"{MODULE}:audit": {"record": rendered} if rendered else {}}

@@ -80,14 +80,17 @@ def record(  # noqa: PLR0913 - an event's fields, all optional but the first two
     session: str | None = None,
     transport: str | None = None,
     source: str | None = None,
+    time: str | None = None,
+    node: str | None = None,
 ) -> int:
-    """Keep one audit record; its id (0 when no store is installed or the store failed)."""
+    """Keep one audit record; its id (0 when no store is installed or the store failed).
+    ``time`` (default: now) and ``node`` are a cluster's commit's, the same on every replica."""
     store = _INSTALLED.store
     if store is None:
         return 0
     info = current()
     kept = AuditRecord(
-        now_text(),
+        time or now_text(),
         event.value,
         redact(user),
         transport or info.transport,
@@ -95,6 +98,7 @@ def record(  # noqa: PLR0913 - an event's fields, all optional but the first two
         session if session is not None else info.session,
         commit_id,
         redact(detail),
+        node=node,
     )
     AUDIT_RECORDS.labels(event.value).inc()
     try:
@@ -105,6 +109,18 @@ def record(  # noqa: PLR0913 - an event's fields, all optional but the first two
         if first:
             LOG.error("audit: cannot keep records: %s (the operations go on unaudited)", exc)
         return 0
+
+
+def has_commit(commit_id: int, time: str) -> bool:
+    """Whether the audit log holds the commit ``commit_id`` made at ``time`` already (False
+    without a store, or when the store fails: a record twice rather than none)."""
+    store = _INSTALLED.store
+    if store is None:
+        return False
+    try:
+        return store.has_commit(commit_id, time)
+    except (sqlite3.Error, OSError):
+        return False
 
 
 def login_failed(user: str, transport: str, source: str) -> None:

@@ -53,6 +53,7 @@ class AuditRecord:
     commit_id: int | None = None
     detail: str = ""
     id: int = 0
+    node: str | None = None  # in a cluster, the replica a commit was made on (--node-id)
 
 
 class HistoryStore(Protocol):
@@ -92,6 +93,11 @@ class AuditStore(Protocol):
 
     def recent(self, limit: int) -> list[AuditRecord]:
         """The newest ``limit`` records, oldest first."""
+        ...
+
+    def has_commit(self, commit_id: int, time: str) -> bool:
+        """Whether the commit ``commit_id`` made at ``time`` is recorded already (a replica
+        of a cluster applies the cluster's log again when it starts)."""
         ...
 
     def close(self) -> None:
@@ -263,7 +269,8 @@ _AUDIT_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS audit (
         id INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, event TEXT NOT NULL,
         user TEXT NOT NULL, transport TEXT NOT NULL, source TEXT NOT NULL, session TEXT,
-        commit_id INTEGER, detail TEXT NOT NULL)""",
+        commit_id INTEGER, detail TEXT NOT NULL, node TEXT)""",
+    "CREATE INDEX IF NOT EXISTS audit_commit ON audit(commit_id)",
     """CREATE TRIGGER IF NOT EXISTS audit_append_only BEFORE UPDATE ON audit
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
 )
@@ -279,6 +286,9 @@ class SqliteAudit:
         self._lock = threading.Lock()
         path = state_dir / self.FILE_NAME
         self._db = open_private(path, _AUDIT_SCHEMA)
+        columns = {str(row[1]) for row in self._db.execute("PRAGMA table_info(audit)")}
+        if "node" not in columns:  # a file of a version before clusters audited commits
+            self._db.execute("ALTER TABLE audit ADD COLUMN node TEXT")
         self._checkpointer = Checkpointer(self._db, path)
 
     def append(self, record: AuditRecord) -> int:
@@ -292,11 +302,12 @@ class SqliteAudit:
             record.session,
             record.commit_id,
             record.detail,
+            record.node,
         )
         with self._lock:
             cursor = self._db.execute(
                 "INSERT INTO audit (time, event, user, transport, source, session, commit_id, "
-                "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "detail, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
             found = int(cursor.lastrowid or 0)
@@ -308,8 +319,8 @@ class SqliteAudit:
         """The newest ``limit`` records, oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT time, event, user, transport, source, session, commit_id, detail, id "
-                "FROM audit ORDER BY id DESC LIMIT ?",
+                "SELECT time, event, user, transport, source, session, commit_id, detail, id, "
+                "node FROM audit ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
         return [
@@ -323,9 +334,18 @@ class SqliteAudit:
                 None if r[6] is None else int(r[6]),
                 str(r[7]),
                 int(r[8]),
+                None if r[9] is None else str(r[9]),
             )
             for r in reversed(rows)
         ]
+
+    def has_commit(self, commit_id: int, time: str) -> bool:
+        """Whether a record of the commit ``commit_id`` made at ``time`` is kept."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM audit WHERE commit_id = ? AND time = ? LIMIT 1", (commit_id, time)
+            ).fetchone()
+        return row is not None
 
     def close(self) -> None:
         """Write the WAL back and close the file."""

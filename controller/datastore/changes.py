@@ -15,8 +15,10 @@ from typing import Any
 from controller.audit import Event
 from controller.audit import current as current_request
 from controller.audit import record as audit
+from controller.audit.events import has_commit
 from controller.datastore import datapath
 from controller.datastore.api import Access, DatastoreName, Principal
+from controller.datastore.history import SNAPSHOT_OPERATION, request_of
 from controller.datastore.transaction import Applied, Txn
 from controller.datastore.tree import Tree
 from controller.model import nodes
@@ -97,11 +99,35 @@ def config_change(
 
 
 def audit_commit(txn: Txn, commit_id: int, changed: Sequence[DataPath]) -> None:
-    """One audit record per commit of running: its operation, size and first paths."""
-    info = current_request()
+    """One audit record per commit of running: its operation, size and first paths.
+
+    In a cluster every replica records every commit of the cluster (docs/cluster.md): the one
+    that made it as it commits, the others as they apply it, all from what the cluster's
+    record holds (``txn.meta``: time, transport, source, session, operation, comment, and the
+    ``node`` that made it), so the record is the same on every replica. A commit recorded
+    already (a replica applies the log again when it starts) is not recorded twice; a loaded
+    snapshot is not a commit and is not recorded.
+    """
+    meta = txn.meta
+    info = current_request() if meta is None else request_of(meta)
+    if info.operation == SNAPSHOT_OPERATION:
+        return
+    time = None if meta is None else meta.get("time")
+    if txn.replicated and time is not None and has_commit(commit_id, time):
+        return
     listed = ", ".join(str(path) or "/" for path in changed[:4])
     more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""  # noqa: PLR2004
     comment = f"; comment: {info.comment}" if info.comment else ""
     event = Event.ROLLBACK if info.operation == "rollback" else Event.COMMIT
     detail = f"{info.operation or 'edit'}: {len(changed)} change(s): {listed}{more}{comment}"
-    audit(event, txn.principal.user, commit_id=commit_id, session=txn.session, detail=detail)
+    audit(
+        event,
+        txn.principal.user,
+        commit_id=commit_id,
+        session=txn.session if txn.session is not None else info.session,
+        transport=info.transport,
+        source=info.source,
+        detail=detail,
+        time=time,
+        node=None if meta is None else meta.get("node"),
+    )

@@ -243,7 +243,7 @@ class Editing(CoreParts):
         else:
             for hook in self.registrations.commit_hooks:
                 hook(change)
-            persist_commit(store, txn, [record.path for record in applier.applied])
+            persist_commit(store, txn, [record.path for record in applier.applied], self.node)
         self._offer_snapshot(store)
 
     @staticmethod
@@ -331,8 +331,8 @@ class Editing(CoreParts):
         if running:
             store.compact_if_due(self.settings.compact_minimum)
             self.authorization.after_commit(store.first[0], changed)
-            if not txn.replicated:  # audited where it was made
-                changes.audit_commit(txn, store.txid, changed)
+            # in a cluster, audited by every replica (the others' from the cluster's record)
+            changes.audit_commit(txn, store.txid, changed)
         if txn.datastore in (DatastoreName.RUNNING, DatastoreName.STARTUP):
             event = changes.config_change(
                 txn.datastore, txn.principal, txn.session, applier.applied

@@ -117,13 +117,18 @@ def commit_meta(txn: Txn, info: RequestInfo, time: str) -> dict[str, str]:
     return {name: value for name, value in zip(_META, values, strict=True) if value}
 
 
-def persist_commit(store: ConfigStore, txn: Txn, changed: Sequence[DataPath]) -> None:
+def persist_commit(
+    store: ConfigStore, txn: Txn, changed: Sequence[DataPath], node: str | None = None
+) -> None:
     """Make a commit of running made here durable (:meth:`ConfigStore.persist`, not deferred).
     In a cluster its record carries the history's context (:func:`commit_meta`, kept in
-    ``txn.meta`` for this replica's own entry) and the session the lock of running is
-    checked against (none for the server's own commit: ``past_locks``)."""
+    ``txn.meta`` for this replica's own entry and audit record, with ``node``, this replica)
+    and the session the lock of running is checked against (none for the server's own
+    commit: ``past_locks``)."""
     if store.replication is not None:
         txn.meta = commit_meta(txn, current_request(), now_text())
+        if node is not None:
+            txn.meta["node"] = node
     store.persist(
         txn.edits,
         changed=changed,
@@ -135,11 +140,14 @@ def persist_commit(store: ConfigStore, txn: Txn, changed: Sequence[DataPath]) ->
 
 
 def meta_of(record: Mapping[str, object]) -> dict[str, str]:
-    """:func:`commit_meta` as a cluster's record holds it (fields it lacks are left out)."""
-    return {name: str(record[name]) for name in _META if record.get(name) is not None}
+    """:func:`commit_meta` as a cluster's record holds it, with the ``node`` that made the
+    commit (its audit record names it); fields it lacks are left out."""
+    names = (*_META, "node")
+    return {name: str(record[name]) for name in names if record.get(name) is not None}
 
 
-def _request(meta: Mapping[str, str]) -> RequestInfo:
+def request_of(meta: Mapping[str, str]) -> RequestInfo:
+    """The request context a commit's :func:`commit_meta` (or :func:`meta_of`) holds."""
     return RequestInfo(
         meta.get("transport", "server"),
         meta.get("source", ""),
@@ -175,7 +183,7 @@ class HistoryRecorder:
         """
         meta = txn.meta
         if meta is not None:
-            info = _request(meta)
+            info = request_of(meta)
         snapshot = info.operation == SNAPSHOT_OPERATION
         entry = CommitEntry(
             commit_id,

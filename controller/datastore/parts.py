@@ -63,6 +63,7 @@ class CoreSettings:
     compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
     replication: Replication | None = None  # a cluster's log instead of running's journal
     shared_lock: SharedLock | None = None  # the cluster's lock of running (None: this one's)
+    node: str | None = None  # this replica's name in a cluster (--node-id), for the audit
 
 
 class CoreParts:
@@ -126,6 +127,12 @@ class CoreParts:
     def replication(self) -> Replication | None:
         """The cluster's log of commits (None: running has its own journal)."""
         return self.settings.replication
+
+    @property
+    def node(self) -> str | None:
+        """This replica's name in a cluster (None: no cluster): the audit records of the
+        commits it makes name it."""
+        return self.settings.node
 
     @property
     def read_lock(self) -> threading.RLock:

@@ -87,6 +87,11 @@ class ShadowHost(CopyHost, Protocol):
     registrations: Registrations
     history: HistoryRecorder | None
 
+    @property
+    def node(self) -> str | None:
+        """This replica's name in a cluster (its commits' audit records name it)."""
+        ...
+
 
 def _applied_copy(core: CopyHost, store: ConfigStore, txn: Txn) -> tuple[ConfigStore, Applier]:
     """A copy of ``store`` (taken under the read lock: a read hidden by NACM unlinks nodes of
@@ -123,7 +128,7 @@ def shadow_transaction(core: ShadowHost, txn: Txn) -> Any:
             return running.revisions.of(None)
         changed = [record.path for record in applier.applied]
         # durable (in a cluster: the cluster's) before anyone sees it
-        persist_commit(running, txn, changed)
+        persist_commit(running, txn, changed, core.node)
         with core.read_lock:
             change = Change(
                 txn.datastore, txn.principal, diff, tuple(changed), running.revisions.prepare()

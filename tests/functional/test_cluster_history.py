@@ -1,6 +1,7 @@
-"""Commit history that follows the cluster (issue 22): every replica lists every commit of the
-cluster under the same number, with who made it, how and why, and a rollback on any replica
-undoes commits made on the others, as one commit of the cluster.
+"""Commit history and audit that follow the cluster (issue 22): every replica lists every
+commit of the cluster under the same number, with who made it, how and why, and a rollback on
+any replica undoes commits made on the others, as one commit of the cluster; the audit record
+of a commit is in the audit log of every replica, naming the replica that made it.
 
 Real processes on loopback: 3 etcd members and 3 ``catsctl serve`` replicas; commits over
 RESTCONF on A and NETCONF on B, the history read and the rollback made on C.
@@ -16,7 +17,7 @@ import pytest
 from lxml import etree
 
 from controller.netconf.messages import NC
-from tests.functional.admin_client import commits, output, rpc
+from tests.functional.admin_client import ADMIN_MODULE, HEADERS, commits, output, rpc
 from tests.functional.cluster import Cluster, running_cluster, wait_identical, wait_until
 from tests.functional.netconf_client import admin_session, ok, on_datastore, operation
 from tests.functional.restconf_server import JSON, Server, small_bench
@@ -123,3 +124,35 @@ def test_a_rollback_on_one_replica_undoes_commits_made_on_the_others(cluster: Cl
         "rollback",
         "undo A and B",
     )
+
+
+def audited(server: Server, comment: str) -> list[dict[str, Any]]:
+    """The audit records of a server whose detail names ``comment`` (a commit's)."""
+    reply = server.request("GET", f"data/{ADMIN_MODULE}:audit", headers=HEADERS)
+    assert reply.status_code == 200, reply.text
+    found: list[dict[str, Any]] = reply.json()[f"{ADMIN_MODULE}:audit"].get("record", [])
+    return [record for record in found if comment in record.get("detail", "")]
+
+
+def test_a_commit_is_in_the_audit_log_of_every_replica(cluster: Cluster) -> None:
+    """A RESTCONF commit on A: B and C (and A) each record it once, the same record (time,
+    user, transport, source, commit number, detail) naming A's node."""
+    a, b, c = cluster.replicas
+    post_entry(a, 700, "audited on every replica")
+    records: list[list[dict[str, Any]]] = []
+
+    def on_each() -> bool:
+        records[:] = [audited(replica, "audited on every replica") for replica in (a, b, c)]
+        return all(records)
+
+    wait_until(on_each, "every replica audits the commit made on A")
+    assert [len(found) for found in records] == [1, 1, 1]
+    made, *applied = [{k: v for k, v in found[0].items() if k != "id"} for found in records]
+    assert applied == [made, made]
+    assert (made["event"], made["user"], made["node"], made["transport"]) == (
+        "commit",
+        "admin",
+        "cps1",
+        "restconf",
+    )
+    assert made["commit-id"] == same_history(cluster.replicas)[0]["id"]

@@ -649,7 +649,7 @@ class yc_record_cats_controller_admin__audit_record(PybindBase):
 
   YANG Description: One audited event.
   """
-  __slots__ = ('_path_helper', '_extmethods', '__id','__time','__event','__user','__session_id','__transport','__source_address','__commit_id','__detail',)
+  __slots__ = ('_path_helper', '_extmethods', '__id','__time','__event','__user','__session_id','__transport','__source_address','__commit_id','__detail','__node',)
 
   _yang_name = 'record'
   _yang_namespace = 'urn:cats-controller:yang:cats-controller-admin'
@@ -670,6 +670,7 @@ class yc_record_cats_controller_admin__audit_record(PybindBase):
     self.__source_address = YANGDynClass(base=str, is_leaf=True, yang_name="source-address", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)
     self.__commit_id = YANGDynClass(base=RestrictedClassType(base_type=long, restriction_dict={'range':  ['0..18446744073709551615']}, int_size=64), is_leaf=True, yang_name="commit-id", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='commit-id', is_config=False)
     self.__detail = YANGDynClass(base=str, is_leaf=True, yang_name="detail", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)
+    self.__node = YANGDynClass(base=str, is_leaf=True, yang_name="node", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)
 
     load = kwargs.pop("load", None)
     if args:
@@ -1039,6 +1040,49 @@ lock, unlock, lock-broken, server-start, server-stop.
   def _unset_detail(self):
     self.__detail = YANGDynClass(base=str, is_leaf=True, yang_name="detail", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)
 
+
+  def _get_node(self):
+    """
+    Getter method for node, mapped from YANG variable /audit/record/node (string)
+
+    YANG Description: In a cluster of C-PS replicas, the replica a commit or
+rollback was made on (its node identifier): every replica
+records every commit of the cluster.  Absent for the
+other events, which each replica records for itself.
+    """
+    return self.__node
+      
+  def _set_node(self, v, load=False):
+    """
+    Setter method for node, mapped from YANG variable /audit/record/node (string)
+    If this variable is read-only (config: false) in the
+    source YANG file, then _set_node is considered as a private
+    method. Backends looking to populate this variable should
+    do so via calling thisObj._set_node() directly.
+
+    YANG Description: In a cluster of C-PS replicas, the replica a commit or
+rollback was made on (its node identifier): every replica
+records every commit of the cluster.  Absent for the
+other events, which each replica records for itself.
+    """
+    if hasattr(v, "_utype"):
+      v = v._utype(v)
+    try:
+      t = YANGDynClass(v,base=str, is_leaf=True, yang_name="node", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)
+    except (TypeError, ValueError):
+      raise ValueError({
+          'error-string': """node must be of a type compatible with string""",
+          'defined-type': "string",
+          'generated-type': """YANGDynClass(base=str, is_leaf=True, yang_name="node", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)""",
+        })
+
+    self.__node = t
+    if hasattr(self, '_set'):
+      self._set()
+
+  def _unset_node(self):
+    self.__node = YANGDynClass(base=str, is_leaf=True, yang_name="node", parent=self, path_helper=self._path_helper, extmethods=self._extmethods, register_paths=True, namespace='urn:cats-controller:yang:cats-controller-admin', defining_module='cats-controller-admin', yang_type='string', is_config=False)
+
   id = __builtin__.property(_get_id)
   time = __builtin__.property(_get_time)
   event = __builtin__.property(_get_event)
@@ -1048,9 +1092,10 @@ lock, unlock, lock-broken, server-start, server-stop.
   source_address = __builtin__.property(_get_source_address)
   commit_id = __builtin__.property(_get_commit_id)
   detail = __builtin__.property(_get_detail)
+  node = __builtin__.property(_get_node)
 
 
-  _pyangbind_elements = OrderedDict([('id', id), ('time', time), ('event', event), ('user', user), ('session_id', session_id), ('transport', transport), ('source_address', source_address), ('commit_id', commit_id), ('detail', detail), ])
+  _pyangbind_elements = OrderedDict([('id', id), ('time', time), ('event', event), ('user', user), ('session_id', session_id), ('transport', transport), ('source_address', source_address), ('commit_id', commit_id), ('detail', detail), ('node', node), ])
 
 
 class yc_audit_cats_controller_admin__audit(PybindBase):

@@ -62,6 +62,40 @@ def test_the_audit_is_append_only_and_rotated(tmp_path: Path) -> None:
     audit.close()
 
 
+def test_the_audit_keeps_the_node_and_finds_a_commit(tmp_path: Path) -> None:
+    """A cluster's commit is recorded with the replica that made it, and found again by its
+    number and time (a replica applying the log again does not record it twice)."""
+    audit = SqliteAudit(tmp_path, 100)
+    made = AuditRecord("2026-12-02T00:00:01Z", "commit", "alice", commit_id=7, node="cps1")
+    audit.append(made)
+    audit.append(AuditRecord("2026-12-02T00:00:02Z", "lock", "bob"))
+    assert [(r.commit_id, r.node) for r in audit.recent(2)] == [(7, "cps1"), (None, None)]
+    assert audit.has_commit(7, "2026-12-02T00:00:01Z")
+    assert not audit.has_commit(7, "2026-12-02T00:00:02Z")  # another cluster's commit 7
+    assert not audit.has_commit(8, "2026-12-02T00:00:01Z")
+    audit.close()
+
+
+def test_an_audit_file_without_nodes_gains_the_column(tmp_path: Path) -> None:
+    """A file of a version before clusters audited commits opens, its records kept."""
+    database = sqlite3.connect(tmp_path / SqliteAudit.FILE_NAME)
+    database.execute(
+        "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, "
+        "event TEXT NOT NULL, user TEXT NOT NULL, transport TEXT NOT NULL, source TEXT NOT "
+        "NULL, session TEXT, commit_id INTEGER, detail TEXT NOT NULL)"
+    )
+    database.execute(
+        "INSERT INTO audit (time, event, user, transport, source, detail) "
+        "VALUES ('2026-12-01T00:00:00Z', 'commit', 'old', 'server', '', '')"
+    )
+    database.commit()
+    database.close()
+    audit = SqliteAudit(tmp_path, 100)
+    audit.append(AuditRecord("2026-12-02T00:00:00Z", "commit", "new", node="cps2"))
+    assert [(r.user, r.node) for r in audit.recent(10)] == [("old", None), ("new", "cps2")]
+    audit.close()
+
+
 def test_record_takes_the_request_context_and_redacts(tmp_path: Path) -> None:
     audit = SqliteAudit(tmp_path, 100)
     install(audit)

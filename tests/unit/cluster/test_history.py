@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from controller.admin.service import Admin
-from controller.audit import RequestInfo, SqliteHistory, request
+from controller.audit import RequestInfo, SqliteAudit, SqliteHistory, install, request
 from controller.datastore import Core, CoreSettings
 from controller.datastore.api import SYSTEM, Principal, Registrations
 from controller.datastore.errors import DatastoreError
@@ -100,7 +100,7 @@ def replicas(test_schema: Schema, tmp_path: Path) -> Iterator[tuple[Log, Callabl
     def replica() -> Replica:
         folder = tmp_path / f"r{len(made)}"
         history = SqliteHistory(folder, 100)
-        settings = CoreSettings(history=history, replication=log)
+        settings = CoreSettings(history=history, replication=log, node=f"r{len(made)}")
         core = Core(test_schema, folder / "state", Registrations(), settings=settings)
         made.append(Replica(core, history, Admin(lambda: core, history, None, kept=100)))
         catch_up(core)
@@ -125,7 +125,7 @@ def test_the_record_carries_the_request_and_gives_it_back() -> None:
         "label": "two",
     }
     record = {"txid": 3, "user": "alice", "edits": [], "changed": [], "node": "a", **meta}
-    assert meta_of(record) == meta
+    assert meta_of(record) == {**meta, "node": "a"}  # the node: for the audit record
     assert meta_of({"txid": 3}) == {}  # a record of a replica before this change
 
 
@@ -179,3 +179,32 @@ def test_a_replica_that_loaded_the_snapshot_refuses_to_roll_back_past_it(
     catch_up(a.core)
     assert "i3" not in a.core.running.print()
     assert a.core.running.print() == c.core.running.print()
+
+
+def test_every_replica_audits_every_commit_as_the_replica_that_made_it(
+    replicas: tuple[Log, Callable[[], Replica]], tmp_path: Path
+) -> None:
+    """The audit record of a commit made on r0 is on r1 too, the same record (time, user,
+    transport, detail) naming r0; a replica applying the log again (a restart) does not
+    record it twice."""
+    _, replica = replicas
+    on_a, on_b = SqliteAudit(tmp_path / "audit-a", 100), SqliteAudit(tmp_path / "audit-b", 100)
+    try:
+        a, b = replica(), replica()
+        install(on_a)
+        with request(REST):
+            a.core.edit(RUNNING, [merge(TOP, {"pool": [{"name": "p1"}]})], ALICE)
+        install(on_b)
+        catch_up(b.core)  # what its watch does
+        made, applied = on_a.recent(10), on_b.recent(10)
+        assert [(r.event, r.user, r.commit_id, r.node) for r in applied] == [
+            ("commit", "alice", 1, "r0")
+        ]
+        assert (applied[0].transport, applied[0].source) == ("restconf", "10.0.0.1")
+        assert replace(applied[0], id=0) == replace(made[0], id=0)
+        replica()  # starts on b's audit: applies the log again
+        assert len(on_b.recent(10)) == 1
+    finally:
+        install(None)
+        on_a.close()
+        on_b.close()

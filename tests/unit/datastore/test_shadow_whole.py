@@ -50,6 +50,9 @@ class ListAudit:
     def recent(self, limit: int) -> list[AuditRecord]:
         return self.records[-limit:]
 
+    def has_commit(self, commit_id: int, time: str) -> bool:
+        return any((r.commit_id, r.time) == (commit_id, time) for r in self.records)
+
     def close(self) -> None:
         """Nothing to close."""
 
