@@ -294,7 +294,7 @@ class Application:
 
     def _core_settings(self, settings: ServeSettings) -> CoreSettings:
         """The core's settings with the history and, in a cluster, its commit log, its lock
-        of running and this replica's name (the audit records of its commits name it)."""
+        of running, its startup and this replica's name (its commits' audit records name it)."""
         cluster = self.cluster
         if cluster is None:
             return replace(settings.core, history=self.history)
@@ -304,6 +304,7 @@ class Application:
             replication=cluster.replication,
             shared_lock=cluster.locks,
             node=cluster.node,
+            startup=cluster.startup,
         )
 
     def _host(self, settings: ServeSettings) -> Host:

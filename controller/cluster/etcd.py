@@ -78,7 +78,8 @@ def prefix_end(prefix: str) -> str:
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
-def _kv(item: dict[str, Any]) -> KeyValue:
+def key_value(item: dict[str, Any]) -> KeyValue:
+    """A key of a range reply or a watch event (base64 as the gateway gives it)."""
     return KeyValue(
         base64.b64decode(item["key"]).decode(),
         base64.b64decode(item.get("value", "")),
@@ -128,13 +129,13 @@ class Etcd:
         """One key, or None."""
         reply = self.call("/kv/range", {"key": encode(key)})
         found = reply.get("kvs") or []
-        return _kv(found[0]) if found else None
+        return key_value(found[0]) if found else None
 
     def range_prefix(self, prefix: str, *, start: str | None = None) -> list[KeyValue]:
         """Every key under ``prefix`` (from ``start`` on), in key order."""
         body = {"key": encode(start or prefix), "range_end": encode(prefix_end(prefix))}
         reply = self.call("/kv/range", body)
-        return [_kv(item) for item in reply.get("kvs") or []]
+        return [key_value(item) for item in reply.get("kvs") or []]
 
     def put(self, key: str, value: bytes, lease: int = 0) -> int:
         """Put a key; returns the revision it made."""
@@ -234,4 +235,4 @@ def _events(reply: requests.Response, stopped: Callable[[], bool]) -> Iterator[K
         if result.get("canceled"):
             raise ValueError(f"watch canceled: {result.get('cancel_reason', '')}")
         for event in result.get("events") or []:
-            yield _kv(event["kv"])
+            yield key_value(event["kv"])

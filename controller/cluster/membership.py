@@ -12,6 +12,7 @@ from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
 from controller.cluster.locks import EtcdLocks, SessionIds
 from controller.cluster.replication import DEFAULT_LOG_KEEP, EtcdReplication
+from controller.cluster.startup import EtcdStartup
 
 LOG = logging.getLogger("catsctl.serve")
 
@@ -51,6 +52,8 @@ class Membership:
         self.session_ids.prime()
         #: The cluster's pending confirmed commit (any replica confirms it; the leader sweeps)
         self.confirmed = EtcdConfirmed(Etcd(endpoints), self.locks, self.election.is_leader)
+        #: The cluster's startup datastore (the core's SharedStartup: every replica applies it)
+        self.startup = EtcdStartup(Etcd(endpoints), self.node)
 
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""
@@ -70,3 +73,4 @@ class Membership:
         self.election.close()
         self.locks.close()  # a lock a session here holds is released at once
         self.replication.close()
+        self.startup.close()

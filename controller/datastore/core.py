@@ -95,7 +95,10 @@ class Core(Reading, Editing, Invoking, Publishing):
             self.ctx, DatastoreName.RUNNING, None if replicated else folder, disk, schema_id
         )
         self.running.replication = replicated
-        self._startup = ConfigStore(self.ctx, DatastoreName.STARTUP, folder, disk, schema_id)
+        shared = self.settings.startup  # a cluster's: no file of this replica's (cluster.md)
+        self._startup = ConfigStore(
+            self.ctx, DatastoreName.STARTUP, None if shared else folder, disk, schema_id
+        )
         self._startup_copied = True  # False: startup is running as loaded, not copied yet
         self._startup_lyb = None  # running as loaded, once running changed
         self._kept = KeptDocuments(folder, disk)
@@ -110,8 +113,9 @@ class Core(Reading, Editing, Invoking, Publishing):
         self.history = HistoryRecorder(store) if store is not None else None
         with self._lock:
             self.running.load()
-            # no startup of its own: a copy of running as loaded, taken when first needed
-            self._startup_copied = self._startup.load()
+            # no startup of its own: a copy of running as loaded, taken when first needed; a
+            # cluster's is what the cluster holds (empty until written), read by follow()
+            self._startup_copied = self._startup.load() or shared is not None
             self.validator.rebuild(self.running)
             self.authorization.reload(self.running.first[0])
         self.authorization.watch_accounts(self._end_streams_of_deleted)

@@ -123,6 +123,8 @@ class Editing(CoreParts):
         problem = self.replication.problem() if running and self.replication else None
         if problem is not None:  # no quorum: refused before any lock, reads go on
             raise unavailable(problem)
+        if txn.datastore is DatastoreName.STARTUP and not test_only:
+            self._startup_current(writing=True)  # edited as the cluster has it
         txn.defer_sync = running
         started = time.perf_counter()
         try:
@@ -218,6 +220,8 @@ class Editing(CoreParts):
         running = store is self.running
         if running and store.replication is not None:
             self._replicate(store, txn, change, applier)
+        elif store is self._startup:
+            self.persist_startup(store, txn, store)
         else:
             # durable before it is acknowledged: at once, or (defer_sync) once the caller's
             # sync returns, after the locks are released (group commit)
@@ -268,8 +272,11 @@ class Editing(CoreParts):
 
     def consistent(self, datastore: DatastoreName) -> None:
         """In a cluster, apply the cluster's commits before a client's read of running (or of
-        operational, which holds it): :func:`controller.datastore.replication.consistent`."""
-        if self.replication is not None and datastore in (
+        operational, which holds it): :func:`controller.datastore.replication.consistent`;
+        and its startup before a read of startup."""
+        if datastore is DatastoreName.STARTUP:
+            self._startup_current(writing=False)
+        elif self.replication is not None and datastore in (
             DatastoreName.RUNNING,
             DatastoreName.OPERATIONAL,
         ):
@@ -302,11 +309,66 @@ class Editing(CoreParts):
         self._transaction_once(txn)
 
     def follow(self) -> None:
-        """Apply what the cluster holds, then every commit of the others as it comes."""
+        """Apply what the cluster holds, then every commit of the others as it comes; the
+        same for its startup."""
         replication = self.replication
         if replication is not None:
             catch_up(self)
             replication.start(self._deliver)
+        shared = self.settings.startup
+        if shared is not None:
+            self._startup_current(writing=True)  # etcd unreachable: the replica does not start
+            shared.start(self.apply_startup)
+
+    # ------------------------------------------------------------------ cluster: startup
+
+    def persist_startup(self, store: ConfigStore, txn: Txn, edited: ConfigStore) -> None:
+        """Make a change of startup durable: its own snapshot, or in a cluster the cluster's
+        startup, the whole document as ``edited`` holds it (``store`` itself, or the copy a
+        large edit was worked on); one the cluster has already (``txn.replicated``, its
+        revision) is only noted."""
+        shared = self.settings.startup
+        if shared is None:
+            store.persist(txn.edits)
+        elif txn.replicated:
+            store.txid = txn.replicated
+        else:
+            record: Record = {
+                "document": edited.print(),
+                "user": txn.principal.user,
+                "time": now_text(),
+            }
+            store.txid = shared.put(store.txid, record)
+
+    def apply_startup(self, record: Record) -> None:
+        """Make the cluster's startup (:meth:`SharedStartup.read`) this replica's unless it
+        has that version already: a change of startup the cluster has (validated, notified
+        as a ``netconf-config-change`` as any), made by the user who wrote it."""
+        revision = int(str(record["revision"]))
+        with self._write, self._lock:
+            store = self.startup
+            if revision <= store.txid:
+                return
+            whole = Edit(EditOperation.REPLACE, ROOT, str(record["document"]), Encoding.JSON)
+            principal = Principal(str(record.get("user") or SYSTEM.user))
+            txn = Txn(DatastoreName.STARTUP, principal, None, [whole], replicated=revision)
+            self._transaction_once(txn)
+
+    def _startup_current(self, *, writing: bool) -> None:
+        """In a cluster, before a client's read or a write of startup: apply the cluster's
+        startup when this replica's watch has not brought it yet (one quorum read). Without
+        a quorum a read answers from this replica's copy; a write is refused."""
+        shared = self.settings.startup
+        if shared is None:
+            return
+        try:
+            found = shared.read()
+        except DatastoreError:
+            if writing:
+                raise
+            return
+        if found is not None:
+            self.apply_startup(found)
 
     def _deliver(self, records: list[Record]) -> None:
         try:

@@ -33,7 +33,7 @@ from controller.datastore.errors import refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.locks import Locks, SharedLock
-from controller.datastore.replication import Replication
+from controller.datastore.replication import Replication, SharedStartup
 from controller.datastore.secrets import Secrets
 from controller.datastore.shadow import SHADOW_NODES
 from controller.datastore.stores import COMPACT_MINIMUM, ConfigStore
@@ -64,6 +64,7 @@ class CoreSettings:
     replication: Replication | None = None  # a cluster's log instead of running's journal
     shared_lock: SharedLock | None = None  # the cluster's lock of running (None: this one's)
     node: str | None = None  # this replica's name in a cluster (--node-id), for the audit
+    startup: SharedStartup | None = None  # the cluster's startup (None: this server's file)
 
 
 class CoreParts:

@@ -164,6 +164,40 @@ class Replication(Protocol):
         ...
 
 
+class SharedStartup(Protocol):
+    """A cluster's startup datastore (``catsctl serve --cluster``, docs/cluster.md): one
+    document, the whole of startup as RFC 7951 JSON, that every replica applies. Its
+    ``revision`` numbers its versions (0: the cluster has none yet: startup is empty)."""
+
+    def put(self, base: int, record: Record) -> int:
+        """Make ``record`` (``document``, ``user``, ``time``) the cluster's startup if
+        ``base`` is still its revision (the one this replica applied); returns the new one.
+
+        Raises:
+            DatastoreError: ``in-use``: another replica wrote startup meanwhile; or the
+                cluster cannot take it (:func:`unavailable`). Not written.
+        """
+        ...
+
+    def read(self) -> Record | None:
+        """The cluster's startup now (one quorum read): its ``revision``, ``document``,
+        ``user`` and ``node``, or None when it has none.
+
+        Raises:
+            DatastoreError: the cluster cannot be read (:func:`unavailable`).
+        """
+        ...
+
+    def start(self, deliver: Callable[[Record], None]) -> None:
+        """Call ``deliver`` with each new version of the cluster's startup (as :meth:`read`
+        gives it), in order, from the one :meth:`read` last gave on."""
+        ...
+
+    def close(self) -> None:
+        """Stop following the cluster's startup."""
+        ...
+
+
 def overlaps(mine: Sequence[str], theirs: Sequence[str]) -> bool:
     """Whether two commits changed a node in common (one path at or under the other)."""
     return any(_within(a, b) or _within(b, a) for a in mine for b in theirs)

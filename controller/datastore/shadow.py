@@ -171,6 +171,11 @@ class StartupHost(CopyHost, Protocol):
         """The startup datastore."""
         ...
 
+    def persist_startup(self, store: ConfigStore, txn: Txn, edited: ConfigStore) -> None:
+        """Make the change durable: ``edited`` holds startup after it (in a cluster, the
+        cluster's startup)."""
+        ...
+
 
 def startup_transaction(core: StartupHost, txn: Txn) -> Revision:
     """Run a large transaction of startup on a copy (the caller holds the write lock, not the
@@ -182,7 +187,7 @@ def startup_transaction(core: StartupHost, txn: Txn) -> Revision:
         if txn.test_only:
             return store.revisions.of(None)
         changed = [record.path for record in applier.applied]
-        store.persist(txn.edits)  # durable before anyone sees it
+        core.persist_startup(store, txn, shadow)  # durable (a cluster's) before anyone sees it
         with core.read_lock:
             old = store.tree.replace(shadow.tree.replace(nodes.ffi.NULL))
             revision: Revision = store.revisions.record(changed, changed)

@@ -1,7 +1,9 @@
-"""Commit history and audit that follow the cluster (issue 22): every replica lists every
-commit of the cluster under the same number, with who made it, how and why, and a rollback on
-any replica undoes commits made on the others, as one commit of the cluster; the audit record
-of a commit is in the audit log of every replica, naming the replica that made it.
+"""Commit history, audit and startup that follow the cluster (issue 22): every replica lists
+every commit of the cluster under the same number, with who made it, how and why, and a
+rollback on any replica undoes commits made on the others, as one commit of the cluster; the
+audit record of a commit is in the audit log of every replica, naming the replica that made
+it; a copy-config to startup on one replica is the startup of every replica, and of a replica
+that starts again.
 
 Real processes on loopback: 3 etcd members and 3 ``catsctl serve`` replicas; commits over
 RESTCONF on A and NETCONF on B, the history read and the rollback made on C.
@@ -11,16 +13,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from lxml import etree
 
+from controller.datastore.secrets import KEY_FILE
 from controller.netconf.messages import NC
 from tests.functional.admin_client import ADMIN_MODULE, HEADERS, commits, output, rpc
 from tests.functional.cluster import Cluster, running_cluster, wait_identical, wait_until
 from tests.functional.netconf_client import admin_session, ok, on_datastore, operation
-from tests.functional.restconf_server import JSON, Server, small_bench
+from tests.functional.restconf_server import JSON, Server, running_server, small_bench
 
 pytestmark = pytest.mark.functional
 CC = "urn:cats-controller:yang:cats-controller-admin"
@@ -156,3 +160,63 @@ def test_a_commit_is_in_the_audit_log_of_every_replica(cluster: Cluster) -> None
         "restconf",
     )
     assert made["commit-id"] == same_history(cluster.replicas)[0]["id"]
+
+
+def copy_to_startup(server: Server) -> None:
+    """``<copy-config>`` running to startup over NETCONF (saving the configuration)."""
+    with admin_session(server) as session:
+        copy = on_datastore(operation("copy-config"), "target", "startup")
+        ok(session.rpc(on_datastore(copy, "source", "running")))
+
+
+def startup_of(server: Server) -> bytes:
+    """``<get-config>`` of startup: its ``<data>`` in canonical XML."""
+    with admin_session(server) as session:
+        reply = ok(session.rpc(on_datastore(operation("get-config"), "source", "startup")))
+    data = reply.find(NC + "data")
+    assert data is not None, etree.tostring(reply).decode()
+    return bytes(etree.tostring(data, method="c14n"))
+
+
+def holds(startup: bytes, key: int) -> bool:
+    """Whether a startup's bench-list holds the entry ``key``."""
+    found = etree.fromstring(startup).iterfind(f".//{{{BENCH}}}entry/{{{BENCH}}}id")
+    return str(key) in {element.text for element in found}
+
+
+def test_a_copy_to_startup_on_one_replica_is_every_replicas_startup(cluster: Cluster) -> None:
+    """An entry committed on A, then copy-config running to startup on A: get-config of
+    startup on A, B and C gives the same tree, with the entry (a read of startup takes the
+    cluster's first, as a read of running does)."""
+    a, b, c = cluster.replicas
+    post_entry(a, 800)
+    copy_to_startup(a)
+    saved = startup_of(a)
+    assert holds(saved, 800)
+    assert startup_of(b) == saved
+    assert startup_of(c) == saved
+
+
+def test_a_replica_started_again_takes_the_clusters_startup(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A fourth replica is stopped; meanwhile B commits an entry, saves startup and commits
+    another; started again in its state directory, the replica's startup is the cluster's
+    (the first entry, not the second), not running as it loaded it nor a file of its own."""
+    _, b, _ = cluster.replicas
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / KEY_FILE).write_bytes((cluster.replicas[0].state_dir / KEY_FILE).read_bytes())
+    (state / KEY_FILE).chmod(0o600)
+    options = ("--cluster", cluster.etcd.url, "--node-id", "cps-again")
+    with running_server(state, None, *options):
+        pass
+    post_entry(b, 810)
+    copy_to_startup(b)
+    post_entry(b, 811)
+    saved = startup_of(b)
+    assert holds(saved, 810)
+    assert not holds(saved, 811)
+    with running_server(state, None, *options) as again:
+        assert startup_of(again) == saved
+        wait_identical([b, again], any_order=True)  # and running is the cluster's, with 811
