@@ -361,6 +361,11 @@ class Editing(CoreParts):
         shared = self.settings.startup
         if shared is None:
             return
+        problem = self.replication.problem() if self.replication is not None else None
+        if problem is not None:  # no quorum, as the probe saw: at once, no etcd timeout
+            if writing:
+                raise unavailable(problem)
+            return
         try:
             found = shared.read()
         except DatastoreError:
