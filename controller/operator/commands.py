@@ -195,7 +195,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({f"{ADMIN}:audit": {"record": kept}})
         return 0
-    header = ["id", "time", "event", "user", "transport", "source", "session", "commit", "detail"]
+    header = [
+        "id",
+        "time",
+        "event",
+        "user",
+        "transport",
+        "source",
+        "session",
+        "commit",
+        "node",
+        "detail",
+    ]
     keys = [
         "id",
         "time",
@@ -205,6 +216,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         "source-address",
         "session-id",
         "commit-id",
+        "node",
         "detail",
     ]
     print("\n".join(table(header, [[str(r.get(k, "-")) for k in keys] for r in kept])))
