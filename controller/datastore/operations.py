@@ -84,8 +84,11 @@ class DatastoreOperations:
         """Replace a datastore with another's content (RFC 6241 7.3).
 
         The source is printed under the read lock; the replacement is an edit of the target
-        under the write lock alone, so a large one is worked on a copy while reads go on.
+        under the write lock alone, so a large one is worked on a copy while reads go on. In
+        a cluster a copy from startup copies the cluster's startup (docs/cluster.md).
         """
+        if source is DatastoreName.STARTUP:
+            self._core.consistent(source)
         with self._write:
             with self._lock:
                 document = self._core.store(source).print()

@@ -78,3 +78,7 @@ class OperationsHost(Editor, Protocol):
     def put_back(self, txn: Txn) -> Revision:
         """As :meth:`transaction`, taking the locks itself (a large one works on a copy)."""
         ...
+
+    def consistent(self, datastore: DatastoreName) -> None:
+        """In a cluster, bring ``datastore`` up to the cluster's before a client reads it."""
+        ...

@@ -146,6 +146,20 @@ def test_a_write_on_a_replaced_version_is_refused_and_changes_nothing(
     assert read_json(a, item_path(4), STARTUP) is not None
 
 
+def test_a_copy_from_startup_copies_the_clusters(
+    replicas: tuple[Shared, Callable[[], Core]],
+) -> None:
+    """A copy-config from startup on a replica whose watch has not brought the last version
+    yet copies that version (restoring the saved configuration on any replica)."""
+    _, replica = replicas
+    a, b = replica(), replica()
+    a.edit(RUNNING, [merge(TOP, {"pool": [{"name": "p1"}]})], SYSTEM)
+    a.edit(RUNNING, [create(item_path(6), item(6))], SYSTEM)
+    a.copy_config(RUNNING, STARTUP, SYSTEM)
+    b.copy_config(STARTUP, RUNNING, SYSTEM)  # b's running was empty, and its watch is idle
+    assert read_json(b, item_path(6), RUNNING) is not None
+
+
 def test_a_replica_neither_reads_nor_writes_its_own_startup_file(
     test_schema: Schema, tmp_path: Path
 ) -> None:
