@@ -72,5 +72,6 @@ class Membership:
         """Hand the leadership over at once, then stop following the log."""
         self.election.close()
         self.locks.close()  # a lock a session here holds is released at once
+        self.startup.stop()  # its watch ends while the log's does
         self.replication.close()
         self.startup.close()

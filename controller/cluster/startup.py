@@ -103,6 +103,10 @@ class EtcdStartup:
                 if found is not None:
                     _deliver(deliver, found)
 
+    def stop(self) -> None:
+        """Ask the watch to end (it ends within the watch's read timeout), without waiting."""
+        self._stop.set()
+
     def close(self) -> None:
         """Stop following."""
         self._stop.set()
