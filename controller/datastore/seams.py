@@ -80,5 +80,6 @@ class OperationsHost(Editor, Protocol):
         ...
 
     def consistent(self, datastore: DatastoreName) -> None:
-        """In a cluster, bring ``datastore`` up to the cluster's before a client reads it."""
+        """In a cluster, bring ``datastore`` up to the cluster's before a client reads or
+        writes it."""
         ...

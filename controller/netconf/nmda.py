@@ -93,6 +93,7 @@ class Nmda:
         if config is None:
             raise bad_element("missing-element", "config", "edit-data needs config")
         edits = self._config.edits(config, defaults[raw])
+        self._core.consistent(datastore)  # a cluster: from every commit acknowledged before it
         if raw == "none":  # as edit-config's (RFC 8526 3.2, RFC 6241 7.2)
             levels = self._config.levels(config)
             missing_ancestors(self._core, datastore, edits, caller.principal, levels)

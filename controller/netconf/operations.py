@@ -188,6 +188,7 @@ class Operations:
                 raise netconf_error("operation-not-supported", ":url is not served")
             raise bad_element("missing-element", "config", "edit-config needs config")
         edits = self._config.edits(config, _DEFAULT_OPS[default])
+        self._core.consistent(target)  # a cluster: from every commit acknowledged before it
         if default == "none":
             levels = self._config.levels(config)
             missing_ancestors(self._core, target, edits, caller.principal, levels)
@@ -208,8 +209,11 @@ class Operations:
         target = datastore_of(operation, "target")
         source_holder = operation.find(NC + "source")
         inline = source_holder.find(NC + "config") if source_holder is not None else None
+        self._core.consistent(target)  # a cluster: from every commit acknowledged before it
         if inline is None:
             source = datastore_of(operation, "source")
+            if source is DatastoreName.RUNNING:
+                self._core.consistent(source)  # what the cluster has, not this copy's past
             self._core.copy_config(source, target, caller.principal, session=caller.session)
             return Outcome()
         edits = self._config.edits(inline, EditOperation.REPLACE)
@@ -289,6 +293,7 @@ class Operations:
             persist=child_text(operation, "persist"),
             persist_id=child_text(operation, "persist-id"),
         )
+        self._core.consistent(DatastoreName.RUNNING)  # a cluster: the commits before it
         self._confirmed.commit(caller.actor, caller.principal, params)
         return Outcome()
 

@@ -80,6 +80,9 @@ class DataResources:
             return self._get(request, target)
         if target.edit_in is None:
             raise protocol_error(405, "operation-not-supported", "this datastore is read-only")
+        # a cluster: the write starts from every commit acknowledged before it (cluster.md), so
+        # its preconditions, its existence checks and its commit see them
+        self._core.consistent(target.edit_in)
         if method == "PUT":
             return self._put(request, target, target.edit_in)
         if method == "POST":
