@@ -11,6 +11,7 @@ from controller.cluster.confirmed import EtcdConfirmed
 from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
 from controller.cluster.locks import EtcdLocks, SessionIds
+from controller.cluster.records import EtcdRecords
 from controller.cluster.replication import DEFAULT_LOG_KEEP, EtcdReplication
 
 LOG = logging.getLogger("catsctl.serve")
@@ -35,6 +36,8 @@ class Membership:
         this replica leads, it snapshots running every ``log_keep`` commits and trims the
         log (``--cluster-log-keep``)."""
         endpoints = endpoints_of(url)
+        self._endpoints = endpoints
+        self._records: list[EtcdRecords] = []
         self.node = node_id or socket.gethostname()
         LOG.info("joining the cluster %s as %s", url, self.node)
         self.replication = EtcdReplication(Etcd(endpoints), self.node, keep=log_keep)
@@ -52,6 +55,12 @@ class Membership:
         #: The cluster's pending confirmed commit (any replica confirms it; the leader sweeps)
         self.confirmed = EtcdConfirmed(Etcd(endpoints), self.locks, self.election.is_leader)
 
+    def records(self, name: str) -> EtcdRecords:
+        """The values an application shares under ``/cats/NAME/`` (agent-sessions, say)."""
+        records = EtcdRecords(Etcd(self._endpoints), f"/cats/{name}/")
+        self._records.append(records)
+        return records
+
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""
         state = self.election.state
@@ -68,5 +77,7 @@ class Membership:
     def close(self) -> None:
         """Hand the leadership over at once, then stop following the log."""
         self.election.close()
+        for records in self._records:
+            records.close()
         self.locks.close()  # a lock a session here holds is released at once
         self.replication.close()
