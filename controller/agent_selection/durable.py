@@ -7,12 +7,12 @@ descriptor members and valuations they were taken on, the account and the rate w
 is kept whole, so a change is never half in the store: a handoff's commit and the commitment
 it makes current are one value.
 
-The encoding is the value's pickle (protocol 5), compressed with zlib: about 2.3 kB for a
-session with two decision records of two candidates and a handoff, and one millisecond or so
-to encode and decode it. Read back, it is the same value (compared field by field; the
-valuations' ``nan`` aside). Only the project's dataclasses and enumerations (and the ``array``
-the valuations are kept in) may be named by what is read, so bytes that name anything else
-(a function, a foreign class) are refused with :class:`DurableError`, not run.
+The encoding is the value's pickle (protocol 5), compressed with zlib: 2.7 kB for a session
+with 11 decision records of three candidates, about 0.5 ms each way on an idle core. Read
+back, it is the same value (compared field by field; the valuations' ``nan`` aside). Only the
+project's dataclasses and enumerations (and the ``array`` the valuations are kept in) may be
+named by what is read, so bytes that name anything else (a function, a foreign class) are
+refused with :class:`DurableError`, not run.
 """
 
 from __future__ import annotations
