@@ -15,6 +15,7 @@ by a new read of the prefix.
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 from typing import Any
@@ -64,14 +65,13 @@ class EtcdRecords:
             if not kvs:  # deleted by another replica: not written again
                 self._seen[name] = revision
                 return False
-            newer = KeyValue.of(kvs[0])
-            self._seen[name] = newer.mod_revision
+            self._seen[name] = int(kvs[0].get("mod_revision", 0))
             LOG.warning(
                 "cluster: %s%s changed on another replica first; its value is kept",
                 self.prefix,
                 name,
             )
-            self._changed(name, newer.value)
+            self._changed(name, base64.b64decode(kvs[0].get("value", "")))
             return False
 
     def delete(self, name: str) -> None:
