@@ -9,6 +9,11 @@ notifications, and every change of a session's commitment in force handed to the
 through the :class:`~controller.agent_selection.steering.Steering` seam (P8, MSG-10): a new or
 revised commitment is instructed, one that is superseded, expired, closed or failed is
 withdrawn, and nothing is handed twice.
+
+In a cluster the sessions are the cluster's (docs/cluster.md, "Agent sessions"): the sessions
+an RPC stored are put in etcd when it ends (:meth:`Decisions.save`, through the
+:class:`~controller.datastore.shared.SharedRecords` seam), and the sessions the other replicas
+put are taken as they are and steered as this replica's own (:meth:`Decisions.adopt`).
 """
 
 from __future__ import annotations
