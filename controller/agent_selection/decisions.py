@@ -44,6 +44,7 @@ from controller.agent_selection.sessions import Session
 from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
 from controller.datastore.shared import SharedRecords
 from controller.errors import CatsError
+from controller.observability.metrics import SESSIONS_KEPT
 from controller.selection.mapping import (
     Evaluation,
     EvaluationRequest,
@@ -216,11 +217,16 @@ class Decisions:
                 try:
                     if session is None:
                         self.records.delete(session_id)
+                        result = "deleted"
+                    elif self.records.put(session_id, durable.encode(session)):
+                        result = "kept"
                     else:
-                        self.records.put(session_id, durable.encode(session))
+                        result = "overtaken"
                 except CatsError as exc:
                     LOG.warning("agent session %s not kept in the cluster: %s", session_id, exc)
                     failed.add(session_id)
+                    result = "failed"
+                SESSIONS_KEPT.labels(result).inc()
             if failed:
                 with self.lock:
                     self._unsaved |= failed

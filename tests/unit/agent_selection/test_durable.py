@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from controller.agent_selection.durable import DurableError, decode, encode
 from controller.agent_selection.sessions import Session
@@ -54,6 +55,13 @@ def _equal(one: Any, other: Any) -> bool:
     if isinstance(one, float) and math.isnan(one):
         return math.isnan(other)
     return bool(one == other)
+
+
+def _count(result: str) -> float:
+    found = REGISTRY.get_sample_value(
+        "cats_agent_selection_sessions_kept_total", {"result": result}
+    )
+    return found or 0.0
 
 
 def _kept(h: Harness, double: SharedDouble, name: str = "s-68") -> Session:
@@ -143,7 +151,9 @@ def test_a_change_on_a_stale_replica_is_dropped_for_the_newer_one(schema: Schema
         late = b_records.event
         b_records.event = lambda name: None  # type: ignore[method-assign]
         a.call("step-boundary", {"session-id": "s-84", "turn-id": 1, "step-id": 2})
+        before = _count("overtaken")
         b.call("step-boundary", {"session-id": "s-84", "boundary": "pause"})
+        assert _count("overtaken") == before + 1
         b_records.event = late  # type: ignore[method-assign]
         assert _kept(a, double, "s-84").step == 2
         assert _same(a, b)  # B took A's value: not paused, at step 2
