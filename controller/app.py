@@ -106,6 +106,7 @@ def install_agent_selection(
         state_dir=host.settings.state_dir,  # reuse-key scope
         subscribe=NetconfSubscriptions(PeerSettings(timeout=CSMA_TIMEOUT_S)),
         acts=lambda: host.leader() is not None,  # in a cluster: only the leader sweeps
+        records=None if host.shared is None else host.shared("agent-sessions"),
     )
     if steering is not None:
         settings = replace(settings, steering=steering)

@@ -32,6 +32,7 @@ from controller.datastore.api import (
 )
 from controller.datastore.core import Core, CoreSettings
 from controller.datastore.secrets import load_key
+from controller.datastore.shared import SharedRecords
 from controller.datastore.statelock import StateLock
 from controller.errors import CatsError
 from controller.model import Schema
@@ -152,6 +153,9 @@ class Host:
     leader: Callable[[], int | None] = lambda: 0
     #: Register a callable run whenever this replica gains or loses the leadership.
     watch_leader: Callable[[Callable[[], None]], None] = lambda _: None
+    #: The values the replicas share under a name (``/cats/NAME/`` in etcd); None without a
+    #: cluster (docs/cluster.md, "Agent sessions").
+    shared: Callable[[str], SharedRecords] | None = None
 
 
 class Installer(Protocol):
@@ -312,7 +316,12 @@ class Application:
             return Host(settings, lambda: self.core, self._publish_notification)
         cluster = self.cluster
         return Host(
-            settings, lambda: self.core, self._publish_notification, cluster.leader, cluster.watch
+            settings,
+            lambda: self.core,
+            self._publish_notification,
+            cluster.leader,
+            cluster.watch,
+            cluster.records,
         )
 
     def _confirmed(self) -> ConfirmedCommit | None:

@@ -9,6 +9,11 @@ notifications, and every change of a session's commitment in force handed to the
 through the :class:`~controller.agent_selection.steering.Steering` seam (P8, MSG-10): a new or
 revised commitment is instructed, one that is superseded, expired, closed or failed is
 withdrawn, and nothing is handed twice.
+
+In a cluster the sessions are the cluster's (docs/cluster.md, "Agent sessions"): the sessions
+an RPC stored are put in etcd when it ends (:meth:`Decisions.save`, through the
+:class:`~controller.datastore.shared.SharedRecords` seam), and the sessions the other replicas
+put are taken as they are and steered as this replica's own (:meth:`Decisions.adopt`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from controller.agent_selection import candidates as book
-from controller.agent_selection import compaction, handoff, render, tail
+from controller.agent_selection import compaction, durable, handoff, render, tail
 from controller.agent_selection import config as cfg
 from controller.agent_selection.decide import (
     Effects,
@@ -37,7 +42,9 @@ from controller.agent_selection.presence import PresenceCache
 from controller.agent_selection.querying import StateQueries
 from controller.agent_selection.sessions import Session
 from controller.agent_selection.steering import Instructed, NoSteering, Steering, instructions
+from controller.datastore.shared import SharedRecords
 from controller.errors import CatsError
+from controller.observability.metrics import SESSIONS_KEPT
 from controller.selection.mapping import (
     Evaluation,
     EvaluationRequest,
@@ -75,6 +82,8 @@ class AgentSelectionSettings:
     #: Whether this C-PS acts on the network now: in a cluster only its leader sweeps
     #: (handoff timeouts, expired commitments, C-SMA subscriptions; docs/cluster.md).
     acts: Callable[[], bool] = field(default=lambda: True)
+    #: Where the sessions are kept for the other replicas of a cluster (None: in memory only).
+    records: SharedRecords | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,9 @@ class Decisions:
         self._steer_lock = threading.Lock()  # hands one session's differences at a time
         self._dirty: set[SessionId] = set()  # sessions stored since they were last steered
         self.retry: set[SessionId] = set()  # sessions to steer again at the next sweep
+        self.records = settings.records
+        self._unsaved: set[SessionId] = set()  # stored (or forgotten) since they were kept
+        self._save_lock = threading.Lock()  # keeps one session's changes in order
 
     # ------------------------------------------------------------------ under the lock
 
@@ -160,8 +172,19 @@ class Decisions:
         """Keep a session value and index its handoffs; under the lock."""
         self.sessions[session.session_id] = session
         self._dirty.add(session.session_id)
+        if self.records is not None:
+            self._unsaved.add(session.session_id)
         for entry in session.handoffs:
             self.handoffs[entry.handoff_id] = session.session_id
+
+    def forget(self, session_id: SessionId) -> None:
+        """Drop a session past its retention, here and in the cluster; under the lock."""
+        gone = self.sessions.pop(session_id, None)
+        self.screenings.forget(session_id)
+        for entry in gone.handoffs if gone is not None else ():
+            self.handoffs.pop(entry.handoff_id, None)
+        if self.records is not None and gone is not None:
+            self._unsaved.add(session_id)
 
     def record(
         self,
@@ -178,6 +201,54 @@ class Decisions:
         return Pending(session.session_id, ev, settled, fx, settings)
 
     # ------------------------------------------------------------------ no lock held
+
+    def save(self) -> None:
+        """In a cluster: keep every session stored since the last call, one guarded etcd
+        transaction each (docs/cluster.md), before the RPC that changed it is answered. A
+        session etcd does not take now (no quorum) is kept again at the next call."""
+        if self.records is None:
+            return
+        with self._save_lock:
+            with self.lock:
+                chosen, self._unsaved = self._unsaved, set()
+                values = {sid: self.sessions.get(sid) for sid in chosen}
+            failed = set()
+            for session_id, session in values.items():
+                try:
+                    if session is None:
+                        self.records.delete(session_id)
+                        result = "deleted"
+                    elif self.records.put(session_id, durable.encode(session)):
+                        result = "kept"
+                    else:
+                        result = "overtaken"
+                except CatsError as exc:
+                    LOG.warning("agent session %s not kept in the cluster: %s", session_id, exc)
+                    failed.add(session_id)
+                    result = "failed"
+                SESSIONS_KEPT.labels(result).inc()
+            if failed:
+                with self.lock:
+                    self._unsaved |= failed
+
+    def adopt(self, name: str, value: bytes) -> None:
+        """A session another replica kept: take it as it is, and steer its commitments as this
+        replica's own (so whichever replica leads has every session's rules)."""
+        session = durable.decode(value)
+        closed = session.closed_at is not None
+        config = self.config() if closed else None  # its retention (a closed one only)
+        with self.lock:
+            before = self.sessions.get(session.session_id)
+            self.sessions[session.session_id] = session
+            self._dirty.add(session.session_id)
+            for entry in session.handoffs:
+                self.handoffs[entry.handoff_id] = session.session_id
+            if config is not None and (before is None or before.closed_at is None):
+                _, bounds = self.policy(config, session)
+                until = (session.closed_at or 0.0) + bounds.retention_after_close
+                self.closed.append((until, session.session_id))
+        LOG.debug("agent session %s taken from the cluster (%s)", name, session.state)
+        self.steer()
 
     def steer(self, more: Iterable[SessionId] = ()) -> None:
         """MSG-10: hand the forwarders what changed in the commitments in force of the sessions

@@ -34,7 +34,7 @@ from controller.agent_selection.errors import (
 from controller.agent_selection.sessions import KeyScope, Session, session_limits
 from controller.agent_selection.state import accuracy_json, session_json
 from controller.agent_selection.values import MODULE
-from controller.datastore.api import Principal
+from controller.datastore.api import Principal, RpcHandler
 from controller.selection.mapping import Invalidation, SessionAccount
 from controller.selection.mapping.vocabulary import (
     DecisionPoint,
@@ -76,8 +76,12 @@ class AgentSelection:
         """Hand the commitments in force to the forwarders, then start the sweeper (handoff
         timeouts, expired reservations and commitments, retention). The C-PS starts this before
         its steering workers first reconcile, so a commitment held at start keeps its rule.
-        Sessions are not persisted: after a restart there is none, and the forwarders' rules of
-        the sessions the C-PS no longer knows are removed by that reconciliation."""
+        Without a cluster sessions are not persisted: after a restart there is none, and the
+        forwarders' rules of the sessions the C-PS no longer knows are removed by that
+        reconciliation. In a cluster the sessions the others keep are read first (and
+        followed from then on), so their commitments are among those handed."""
+        if self._decisions.records is not None:
+            self._decisions.records.follow(self._decisions.adopt)
         with self._decisions.lock:
             held = list(self._decisions.sessions)
         self._decisions.steer(held)
@@ -87,6 +91,8 @@ class AgentSelection:
     def close(self) -> None:
         """Stop the sweeper and close the sessions and subscriptions to the C-SMAs."""
         self._sweeper.stop()
+        if self._decisions.records is not None:
+            self._decisions.records.close()
         self._decisions.feeds.close()
         self._decisions.agents.close()
 
@@ -98,7 +104,20 @@ class AgentSelection:
         if not self._acts():
             return
         softstate.sweep(self._decisions)
+        self._decisions.save()
         self._decisions.feeds.sync(self._decisions.config())
+
+    def saved(self, handler: RpcHandler) -> RpcHandler:
+        """``handler`` followed by keeping what it changed in the cluster (when there is
+        one), refused or not, before the agent gets its answer."""
+
+        def run(principal: Principal, members: Json) -> Json:
+            try:
+                return handler(principal, members)
+            finally:
+                self._decisions.save()
+
+        return run
 
     # ------------------------------------------------------------------ MSG-1, MSG-2, MSG-8
 

@@ -20,10 +20,7 @@ def purge(decisions: Decisions, now: float) -> None:
     closed = decisions.closed
     while closed and closed[0][0] <= now:
         _, session_id = closed.popleft()
-        gone = decisions.sessions.pop(session_id, None)
-        decisions.screenings.forget(session_id)
-        for entry in gone.handoffs if gone is not None else ():
-            decisions.handoffs.pop(entry.handoff_id, None)
+        decisions.forget(session_id)
 
 
 def sweep(decisions: Decisions) -> None:

@@ -16,15 +16,15 @@ def register(registrations: Registrations, service: AgentSelection) -> None:
     """Add the RPC handlers and the state provider of ietf-cats-agent-selection."""
     adverts = service.advertisements
     rpcs: dict[str, RpcHandler] = {
-        "submit-descriptor": service.submit_descriptor,
-        "step-boundary": service.step_boundary,
+        "submit-descriptor": service.saved(service.submit_descriptor),
+        "step-boundary": service.saved(service.step_boundary),
         "advertise-capability": adverts.advertise_capability,
         "advertise-forwarding-view": adverts.advertise_forwarding_view,
-        "evaluate": service.evaluate,
-        "state-transfer-notice": service.state_transfer_notice,
-        "invalidation-notice": service.invalidation_notice,
-        "accounting-feedback": service.accounting_feedback,
-        "close-session": service.close_session,
+        "evaluate": service.saved(service.evaluate),
+        "state-transfer-notice": service.saved(service.state_transfer_notice),
+        "invalidation-notice": service.saved(service.invalidation_notice),
+        "accounting-feedback": service.saved(service.accounting_feedback),
+        "close-session": service.saved(service.close_session),
     }
     for name, handler in rpcs.items():
         registrations.rpcs[SchemaPath(f"/{MODULE}:{name}")] = handler

@@ -11,6 +11,7 @@ from controller.cluster.confirmed import EtcdConfirmed
 from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
 from controller.cluster.locks import EtcdLocks, SessionIds
+from controller.cluster.records import EtcdRecords
 from controller.cluster.replication import DEFAULT_LOG_KEEP, EtcdReplication
 from controller.cluster.startup import EtcdStartup
 
@@ -36,6 +37,8 @@ class Membership:
         this replica leads, it snapshots running every ``log_keep`` commits and trims the
         log (``--cluster-log-keep``)."""
         endpoints = endpoints_of(url)
+        self._endpoints = endpoints
+        self._records: list[EtcdRecords] = []
         self.node = node_id or socket.gethostname()
         LOG.info("joining the cluster %s as %s", url, self.node)
         self.replication = EtcdReplication(Etcd(endpoints), self.node, keep=log_keep)
@@ -55,6 +58,12 @@ class Membership:
         #: The cluster's startup datastore (the core's SharedStartup: every replica applies it)
         self.startup = EtcdStartup(Etcd(endpoints), self.node)
 
+    def records(self, name: str) -> EtcdRecords:
+        """The values an application shares under ``/cats/NAME/`` (agent-sessions, say)."""
+        records = EtcdRecords(Etcd(self._endpoints), f"/cats/{name}/")
+        self._records.append(records)
+        return records
+
     def leader(self) -> int | None:
         """This replica's term while it leads, None while another does."""
         state = self.election.state
@@ -71,6 +80,8 @@ class Membership:
     def close(self) -> None:
         """Hand the leadership over at once, then stop following the log."""
         self.election.close()
+        for records in self._records:
+            records.close()
         self.locks.close()  # a lock a session here holds is released at once
         self.startup.stop()  # its watch ends while the log's does
         self.replication.close()

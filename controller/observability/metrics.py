@@ -124,6 +124,12 @@ PUSH_FAILURES = Counter(
 HANDOFFS = Counter(
     "cats_agent_selection_handoffs_total", "Handoffs of agent sessions by state", ["state"]
 )
+SESSIONS_KEPT = Counter(
+    "cats_agent_selection_sessions_kept_total",
+    "Agent session changes put in the cluster (kept, deleted), overtaken by another replica's,"
+    " or not taken by etcd (failed: put again later)",
+    ["result"],
+)
 
 
 def status_class(status: int) -> str:

@@ -11,6 +11,10 @@ push is accepted (the forwarder's log), over ``--failover-trials`` kills. ``--re
 the cost of a consistent read (``--cluster-reads consistent``, the default, against
 ``local``): RESTCONF GET of one entry on a replica that did not make the last commit, p50 of
 one client and calls/s of 4, on a cluster started each way (``--sizes ''`` skips the rest).
+``--session-cost N``: what an agent's step boundary costs on a replica (RESTCONF, one
+client), p50/p99 over N step-start boundaries (each decided: query-state at a real
+``catsctl csma``, a commitment extended, the session kept in etcd) and N pauses (no
+decision: the session kept, nothing else).
 Each line gives the CPU seconds the replicas and etcd used and the load average: the machine
 is shared, so the ratios matter more than the absolute rates.
 """
@@ -18,6 +22,7 @@ is shared, so the ratios matter more than the absolute rates.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -31,6 +36,7 @@ from typing import Any
 
 import requests
 
+from controller.cluster.etcd import Etcd, endpoints_of
 from tests.functional.cluster import Cluster, running_cluster, wait_identical, wait_until
 from tests.functional.restconf_server import ADMIN, JSON, Server
 from tests.functional.test_service_metrics import INGRESS, cst_report, nst_report
@@ -281,6 +287,72 @@ def failover(trials: int) -> str:
     )
 
 
+STEPS_PER_SESSION = 10  # a session's step boundaries timed (its budget bounds how many)
+
+
+def _timed(call: Callable[[], object], times: int) -> list[float]:
+    took = []
+    for _ in range(times):
+        start = time.perf_counter()
+        call()
+        took.append((time.perf_counter() - start) * 1000)
+    return took
+
+
+def session_cost(calls: int) -> str:
+    """p50/p99 of step-start and pause boundaries of one session on one replica."""
+    from tests.functional.restconf_server import free_port  # noqa: PLC0415
+    from tests.functional.test_agent_selection import (  # noqa: PLC0415
+        _instances,
+        call,
+        csma_process,
+    )
+    from tests.functional.test_agent_steering import SERVICE, _seed  # noqa: PLC0415
+    from tests.unit.agent_selection import drafts  # noqa: PLC0415
+
+    specs = [
+        dataclasses.replace(s, csci_id=f"127.0.0.1:{free_port()}", service=SERVICE)
+        for s in drafts.example_84(0.5)
+    ]
+    report = {"url": f"http://127.0.0.1:{free_port()}/restconf", "username": "u", "password": "p"}
+    with tempfile.TemporaryDirectory(prefix="cats-sessions-") as name:
+        folder = Path(name)
+        with csma_process(folder, "csma-1", _instances(specs), ("cps-1", "s"), report) as csma:
+            csma.wait()
+            no_forwarder: Any = argparse.Namespace(netconf=0)  # the inventory is dropped
+            seed: dict[str, Any] = _seed(specs, csma.c_sma(), no_forwarder)
+            seed.pop("ietf-cats-steering:forwarders")
+            with running_cluster(folder, seed) as cluster:
+                replica = cluster.replicas[0]
+                now = time.time()
+                call(replica, "advertise-capability", drafts.capability(specs, now))
+                call(replica, "advertise-forwarding-view", drafts.forwarding(specs, now))
+                sessions = [f"s-b{n}" for n in range(max(1, calls // STEPS_PER_SESSION))]
+                for session_id in sessions:  # admitted first, not timed
+                    admit = {"descriptor": drafts.descriptor_84(session_id, SERVICE)}
+                    call(replica, "submit-descriptor", admit)
+                turns = iter(range(calls * 2))
+
+                def boundary(kind: str) -> None:
+                    turn = next(turns)  # round the sessions, a step further each round
+                    step = 2 + turn // len(sessions) % STEPS_PER_SESSION
+                    members = {"boundary": kind, "turn-id": 1, "step-id": step}
+                    members["session-id"] = sessions[turn % len(sessions)]
+                    call(replica, "step-boundary", members)
+
+                start = _timed(functools.partial(boundary, "step-start"), calls)
+                pause = _timed(functools.partial(boundary, "pause"), calls)
+                etcd = Etcd(endpoints_of(cluster.etcd.url))  # one put of a session's size
+                put = _timed(functools.partial(etcd.put, "/bench/put", bytes(2700)), calls)
+    return (
+        f"step-boundary on a replica: step-start p50 {statistics.median(start):.2f} ms "
+        f"p99 {_pct(start, 0.99):.2f} ms; pause p50 {statistics.median(pause):.2f} ms "
+        f"p99 {_pct(pause, 0.99):.2f} ms; an etcd put of 2.7 kB alone p50 "
+        f"{statistics.median(put):.2f} ms p99 {_pct(put, 0.99):.2f} ms "
+        f"({calls} each, load {os.getloadavg()[0]:.1f})"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the bench; prints one line per figure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -288,10 +360,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--failover-trials", type=int, default=10, help="0: none")
     parser.add_argument("--read-cost", action="store_true", help="consistent against local reads")
+    parser.add_argument("--session-cost", type=int, default=0, help="N step boundaries timed")
     args = parser.parse_args(argv)
     print(f"targets {TARGETS}; {CLIENTS_PER_REPLICA} committing clients per replica")
     if args.read_cost:
         read_cost(args.seconds)
+    if args.session_cost:
+        print(session_cost(args.session_cost), flush=True)
     for size in (int(s) for s in args.sizes.split(",") if s):
         with (
             tempfile.TemporaryDirectory(prefix="cats-cluster-bench-") as folder,

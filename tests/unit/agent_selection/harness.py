@@ -11,6 +11,7 @@ from controller.agent_selection.config import AgentConfig, parse, with_defaults
 from controller.agent_selection.steering import NoSteering, Steering
 from controller.datastore import rpc
 from controller.datastore.api import SYSTEM
+from controller.datastore.shared import SharedRecords
 from controller.model import Encoding, InstanceKind, Schema, nodes
 from controller.types import DataPath, Json
 from tests.unit.agent_selection import drafts
@@ -39,6 +40,7 @@ class Harness:
     csma: CsmaDouble = field(default_factory=CsmaDouble)
     notes: list[Json] = field(default_factory=list)
     steering: Steering = field(default_factory=NoSteering)
+    records: SharedRecords | None = None  # a cluster's (None: a single C-PS)
     service: AgentSelection = field(init=False)
     _parsed: dict[str, AgentConfig] = field(default_factory=dict)
 
@@ -49,7 +51,7 @@ class Harness:
             self.csma,
             self.clock,
             self._publish,
-            AgentSelectionSettings(steering=self.steering),
+            AgentSelectionSettings(steering=self.steering, records=self.records),
         )
 
     def _config(self) -> AgentConfig:
@@ -86,6 +88,8 @@ class Harness:
         handler = getattr(self.service, name.replace("-", "_"), None)
         if handler is None:
             handler = getattr(self.service.advertisements, name.replace("-", "_"))
+        else:  # as wired: what it changed is kept in the cluster before it answers
+            handler = self.service.saved(handler)
         output: Json = handler(SYSTEM, checked)
         if output:
             tree, _ = rpc.parse_output(ctx, operation, output)
@@ -131,9 +135,11 @@ def harness(
     specs: list[drafts.Spec],
     context: Json | None = None,
     steering: Steering | None = None,
+    records: SharedRecords | None = None,
 ) -> Harness:
     """A harness over the candidates of one example, already advertised (its steering
     instructions handed to ``steering``)."""
-    made = Harness(schema, drafts.config(specs, 830, context), steering=steering or NoSteering())
+    config = drafts.config(specs, 830, context)
+    made = Harness(schema, config, steering=steering or NoSteering(), records=records)
     made.setup(specs)
     return made
