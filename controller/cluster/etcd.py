@@ -53,11 +53,6 @@ class KeyValue:
     mod_revision: int
     lease: int = 0
 
-    @classmethod
-    def of(cls, item: dict[str, Any]) -> KeyValue:
-        """The key of one ``kvs`` item of the gateway's JSON."""
-        return _kv(item)
-
 
 def endpoints_of(url: str) -> list[tuple[str, int]]:
     """The ``(host, port)`` pairs of ``etcd://HOST:PORT[,HOST:PORT...]``."""

@@ -20,7 +20,15 @@ import logging
 import threading
 from typing import Any
 
-from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode, prefix_end
+from controller.cluster.etcd import (
+    Compacted,
+    Etcd,
+    KeyValue,
+    Unavailable,
+    encode,
+    key_value,
+    prefix_end,
+)
 from controller.datastore.replication import unavailable
 from controller.datastore.shared import Changed
 
@@ -103,7 +111,7 @@ class EtcdRecords:
         body = {"key": encode(self.prefix), "range_end": encode(prefix_end(self.prefix))}
         reply = self.etcd.call("/kv/range", body)
         for item in reply.get("kvs") or []:
-            self._adopt(KeyValue.of(item))
+            self._adopt(key_value(item))
         return int(reply["header"]["revision"])
 
     def _run(self, revision: int) -> None:
