@@ -24,7 +24,6 @@ from controller.datastore.transaction import Txn
 from controller.model import Schema
 from tests.unit.datastore.conftest import (
     RUNNING,
-    TEST_YANG,
     TOP,
     create,
     item,
@@ -82,13 +81,6 @@ class Replica:
     core: Core
     history: SqliteHistory
     admin: Admin
-
-
-@pytest.fixture(scope="module")
-def test_schema() -> Iterator[Schema]:
-    """The server's modules plus core-test."""
-    with Schema.for_server([TEST_YANG]) as compiled:
-        yield compiled
 
 
 @pytest.fixture

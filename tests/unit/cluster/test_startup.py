@@ -31,7 +31,6 @@ from controller.datastore.replication import Record
 from controller.model import Schema
 from tests.unit.datastore.conftest import (
     RUNNING,
-    TEST_YANG,
     TOP,
     create,
     item,
@@ -69,13 +68,6 @@ class Shared:
 
     def close(self) -> None:
         pass
-
-
-@pytest.fixture(scope="module")
-def test_schema() -> Iterator[Schema]:
-    """The server's modules plus core-test."""
-    with Schema.for_server([TEST_YANG]) as compiled:
-        yield compiled
 
 
 @pytest.fixture
