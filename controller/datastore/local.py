@@ -242,7 +242,11 @@ class LocalValidation:
             if nodes.is_user_ordered(real):
                 store.tree.move_before(real, copy)  # keeps the entry's position
                 store.tree.free(real)
-            else:  # libyang orders system-ordered entries itself (RFC 7950 7.7.7)
+            elif nodes.in_place(real, copy):
+                # in place: relinked, an ordered-by system entry would go to its list's end, and
+                # undoing the edit would take out every instance after it to put it back
+                nodes.take_content(real, copy)
+            else:
                 parent = nodes.parent_of(real)
                 store.tree.free(real)
                 store.tree.link(parent, copy)

@@ -314,6 +314,36 @@ def link(parent: Node | None, first: Any, node: Node) -> None:
     first[0] = lib.lyd_first_sibling(new_first)
 
 
+def in_place(node: Node, source: Node) -> bool:
+    """Whether :func:`take_content` applies: ``node`` is an ordered-by system list entry below
+    a parent, not in a case, and neither it nor ``source`` has metadata."""
+    schema = node.schema
+    return bool(
+        node.parent
+        and schema
+        and schema.nodetype == lib.LYS_LIST
+        and not schema.flags & lib.LYS_ORDBY_USER
+        and not (schema.parent and schema.parent.nodetype == lib.LYS_CASE)
+        and not node.meta
+        and not source.meta
+    )
+
+
+def take_content(node: Node, source: Node) -> None:
+    """Make the list entry ``node`` hold what ``source`` (a detached instance of the same entry:
+    the same keys) holds, in place: its children other than the keys are freed and the
+    source's are moved under it, and ``source`` is freed. The entry keeps its position among
+    its siblings, which relinking a copy of an ordered-by system entry would not (libyang
+    appends it), and it costs the entry's children, not its list's instances."""
+    for child in [c for c in children(node) if not c.schema.flags & lib.LYS_KEY]:
+        native.unlink(child)
+        lib.lyd_free_tree(child)
+    for child in [c for c in children(source) if not c.schema.flags & lib.LYS_KEY]:
+        native.unlink(child)
+        link(node, None, child)
+    lib.lyd_free_tree(source)
+
+
 def unlink(first: Any, node: Node) -> None:
     """Detach a subtree, keeping ``first[0]`` the first top-level sibling."""
     if first[0] == node:

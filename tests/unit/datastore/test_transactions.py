@@ -266,3 +266,26 @@ def test_an_undone_transaction_keeps_the_order_of_a_system_ordered_list(core: Co
     )
     assert error.items[0].tag == "data-missing"
     assert read_json(core, None) == before
+
+
+def test_an_undone_merge_puts_the_entry_back_as_it_was_where_it_was(core: Core) -> None:
+    """A changed entry in the middle of a system-ordered list is put back in place (its
+    children swapped for the saved copy's): content, order and later edits as before."""
+    for key in (2, 3, 4):
+        core.edit(RUNNING, [create(item_path(key), item(key))], SYSTEM)
+    before = read_json(core, None)
+    changed = item(2, addr="b2", name="renamed")
+    error = refused(
+        core,
+        Edit(EditOperation.MERGE, item_path(2), document(item_path(2), changed)),
+        Edit(EditOperation.MERGE, item_path(3), document(item_path(3), item(3, addr="b3"))),
+        create(item_path(9), item(9, pool="nope")),  # refused: the whole transaction is undone
+    )
+    assert error.items[0].tag == "data-missing"
+    assert read_json(core, None) == before
+    core.edit(
+        RUNNING, [Edit(EditOperation.MERGE, item_path(2), document(item_path(2), changed))], SYSTEM
+    )
+    top = read_top(core)
+    assert [int(i["id"]) for i in top["item"]] == [1, 2, 3, 4]  # in place, not at the end
+    assert top["item"][1]["addr"] == "b2"
