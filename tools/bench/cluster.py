@@ -22,6 +22,7 @@ is shared, so the ratios matter more than the absolute rates.
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import functools
 import json
@@ -77,7 +78,20 @@ def _patch(session: requests.Session, server: Server, key: int, weight: int) -> 
         headers={"Content-Type": JSON},
         timeout=60,
     )
+    if reply.status_code != 204:  # noqa: PLR2004
+        try:
+            error = reply.json()["ietf-restconf:errors"]["error"][0]
+            why = f"{error['error-tag']}: {error.get('error-message', '')}"
+        except (ValueError, KeyError, IndexError):
+            why = f"HTTP {reply.status_code}"
+        with _REFUSALS_LOCK:
+            _REFUSALS[why] += 1
     return reply.status_code
+
+
+#: Why commits were refused in the last commits() run (error-tag: message), and how often
+_REFUSALS: collections.Counter[str] = collections.Counter()
+_REFUSALS_LOCK = threading.Lock()
 
 
 def _run(
@@ -136,13 +150,15 @@ def commits(cluster: Cluster, size: int, seconds: float) -> str:
         )
         assert reply.status_code == 204, reply.text  # noqa: PLR2004
     before = cpu(cluster)
+    _REFUSALS.clear()
     ok, failed, elapsed, latencies = _run(clients, seconds)
     used = cpu(cluster) - before
     wait_identical(cluster.replicas, any_order=True)
+    reasons = "".join(f"\n        refused {n}x {why}" for why, n in _REFUSALS.most_common())
     return (
         f"{size:>7} commits/s {ok / elapsed:8.1f}  refused {failed:4d}  p50 "
         f"{statistics.median(latencies):6.1f} ms  p99 {_pct(latencies, 0.99):7.1f} ms  "
-        f"cpu {used:6.1f} s in {elapsed:.1f} s"
+        f"cpu {used:6.1f} s in {elapsed:.1f} s{reasons}"
     )
 
 
