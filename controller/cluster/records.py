@@ -121,10 +121,8 @@ class EtcdRecords:
                     if item is not None:
                         revision = max(revision, item.mod_revision)
                         self._adopt(item)
-            except Compacted:
+            except Compacted:  # the watch reopens a broken stream itself: only this ends it
                 LOG.warning("cluster: the watch of %s was compacted; reading it", self.prefix)
-            except Unavailable:
-                pass
             if self._stop.is_set():
                 return
             try:
