@@ -5,15 +5,24 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller import cli_serve_options as options
 from controller.commandline import DefaultsShown, add_operations_arguments
+
+if TYPE_CHECKING:
+    from controller.datastore.preparse import Preparse
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     """Run the C-PS: RESTCONF and NETCONF over the server core."""
     import signal  # noqa: PLC0415
     import threading  # noqa: PLC0415
+
+    features = _features(args.feature)
+    if features is None:
+        return 2
+    early = None if args.cluster else _early(args.state_dir, tuple(args.yang_dir), features)
 
     from controller.app import serve  # noqa: PLC0415
     from controller.auth import LoginSettings, ThrottleSettings  # noqa: PLC0415
@@ -75,13 +84,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         max_delay=args.login_max_delay,
     )
     logins = LoginSettings(throttle, workers=args.login_workers, queue=args.login_queue)
-    features: list[tuple[str, str]] = []
-    for given in args.feature:
-        module, colon, feature = given.partition(":")
-        if not (module and colon and feature):
-            print(f"catsctl serve: --feature {given!r} is not MODULE:FEATURE", file=sys.stderr)
-            return 2
-        features.append((module, feature))
     settings = ServeSettings(
         args.state_dir,
         tuple(args.yang_dir),
@@ -95,7 +97,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         decision_max_age=args.decision_max_age,
         audit_size=args.audit_size,
         metrics_address=args.metrics_address,
-        features=tuple(features),
+        features=features,
+        schema=early.schema if early is not None else None,
         logins=logins,
         cluster=args.cluster,
         node_id=args.node_id,
@@ -104,6 +107,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         core=CoreSettings(
             subscriptions_per_user=args.max_subscriptions_per_user,
             max_edit_nodes=args.max_edit_nodes,
+            preparse=early,
         ),
     )
     stop = threading.Event()
@@ -114,6 +118,36 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:  # a port in use, an unwritable state directory
         print(f"catsctl serve: {exc}", file=sys.stderr)
         return 1
+
+
+def _features(given: list[str]) -> tuple[tuple[str, str], ...] | None:
+    """``--feature MODULE:FEATURE`` pairs (None: one is malformed, said on stderr)."""
+    features: list[tuple[str, str]] = []
+    for text in given:
+        module, colon, feature = text.partition(":")
+        if not (module and colon and feature):
+            print(f"catsctl serve: --feature {text!r} is not MODULE:FEATURE", file=sys.stderr)
+            return None
+        features.append((module, feature))
+    return tuple(features)
+
+
+def _early(
+    state_dir: Path, yang_dirs: tuple[Path, ...], features: tuple[tuple[str, str], ...]
+) -> Preparse | None:
+    """Compile the schema and start parsing running's snapshot, before the server's modules
+    are imported (libyang parses without the GIL meanwhile: docs/notes/performance-round-2.md,
+    "Start-up"). None when the schema does not compile: the server compiles it again and
+    says why."""
+    from controller.datastore.preparse import Preparse  # noqa: PLC0415
+    from controller.model.errors import ModelError  # noqa: PLC0415
+    from controller.model.serverschema import server_schema  # noqa: PLC0415
+
+    try:
+        schema = server_schema(yang_dirs, features)
+    except ModelError:
+        return None
+    return Preparse(schema, state_dir).start()
 
 
 def _log_keep(text: str) -> int:

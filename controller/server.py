@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,12 +38,10 @@ from controller.errors import CatsError
 from controller.model import Schema
 from controller.model.codec import NotificationCodec
 from controller.model.paths import PathResolver
-from controller.model.schema import SERVER_FEATURES, SERVER_MODULES, modules_in, project_yang_dir
+from controller.model.serverschema import server_schema
 from controller.netconf.confirmed import DEFAULT_TIMEOUT, Actor, CommitParams
 from controller.netconf.server import NetconfSettings
 from controller.netconf.wiring import (
-    NETCONF_FEATURES,
-    NETCONF_MODULES,
     NetconfParts,
     build_netconf,
 )
@@ -94,6 +92,9 @@ class ServeSettings:
     node_id: str | None = field(default=None, kw_only=True)  # the replica's name in it
     local_reads: bool = field(default=False, kw_only=True)  # cluster reads not made consistent
     cluster_log_keep: int = field(default=1000, kw_only=True)  # commits between snapshots
+    #: The schema, compiled already (with ``core.preparse`` parsing running's snapshot);
+    #: the server owns it from then on. None: compiled from ``yang_dirs`` and ``features``.
+    schema: Schema | None = field(default=None, kw_only=True)
 
 
 def _yang_library_version(schema: Schema) -> str:
@@ -107,26 +108,6 @@ def _schema_id(schema: Schema) -> str:
     return ",".join(
         f"{name}@{revision}" for name, revision in sorted(schema.implemented_modules(), key=str)
     )
-
-
-def server_schema(yang_dirs: tuple[Path, ...], enabled: Sequence[tuple[str, str]] = ()) -> Schema:
-    """The server's schema (model.Schema.for_server) plus the NETCONF protocol modules, with
-    the ``enabled`` (module, feature) pairs on top of the server's own features.
-
-    Raises:
-        ModelError: a feature or its module is unknown (the server does not start).
-    """
-    extra = [name for folder in yang_dirs for name in modules_in(folder)]
-    wanted = [*SERVER_MODULES, *NETCONF_MODULES]
-    modules = wanted + [name for name in extra if name not in wanted]
-    features = {name: list(names) for name, names in SERVER_FEATURES.items()}
-    for name, names in NETCONF_FEATURES.items():
-        features.setdefault(name, []).extend(names)
-    for name, feature in enabled:
-        chosen = features.setdefault(name, [])
-        if feature not in chosen:
-            chosen.append(feature)
-    return Schema([project_yang_dir(), *yang_dirs], modules, features)
 
 
 class Hosted(Protocol):
@@ -221,7 +202,7 @@ class Application:
 
     def __init__(self, settings: ServeSettings, installer: Installer) -> None:
         self.settings = settings
-        self.schema = server_schema(settings.yang_dirs, settings.features)
+        self.schema = settings.schema or server_schema(settings.yang_dirs, settings.features)
         listen = settings.listen
         registrations = Registrations()
         registrations.state[DataPath(f"/{MONITORING}")] = lambda: monitoring_state(
@@ -255,11 +236,7 @@ class Application:
             self.core = Core(self.schema, settings.state_dir, registrations, core_settings)
             self.core.follow()
         except BaseException:
-            if self.cluster is not None:
-                self.cluster.close()
-            self._close_records()
-            self._lock.release()
-            self.schema.close()
+            self._abandon()
             raise
         if settings.init_data is not None and (fresh or self.cluster is not None):
             seed_running(self.core, settings.init_data)
@@ -295,6 +272,16 @@ class Application:
             None if self.cluster is None else self.cluster.session_ids,
             None if self.cluster is None else self.cluster.confirmed,
         )
+
+    def _abandon(self) -> None:
+        """Undo a start that failed before the core was made."""
+        if self.cluster is not None:
+            self.cluster.close()
+        self._close_records()
+        self._lock.release()
+        if self.settings.core.preparse is not None:
+            self.settings.core.preparse.close()  # done with the context before it is freed
+        self.schema.close()
 
     def _core_settings(self, settings: ServeSettings) -> CoreSettings:
         """The core's settings with the history and, in a cluster, its commit log, its lock

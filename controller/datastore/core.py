@@ -112,13 +112,22 @@ class Core(Reading, Editing, Invoking, Publishing):
         store = self.settings.history
         self.history = HistoryRecorder(store) if store is not None else None
         with self._lock:
-            self.running.load()
-            # no startup of its own: a copy of running as loaded, taken when first needed; a
-            # cluster's is what the cluster holds (empty until written), read by follow()
-            self._startup_copied = self._startup.load() or shared is not None
-            self.validator.rebuild(self.running)
-            self.authorization.reload(self.running.first[0])
+            self._load()
         self.authorization.watch_accounts(self._end_streams_of_deleted)
+
+    def _load(self) -> None:
+        """Load running and startup from the state directory (under the core's lock)."""
+        preparse = self.settings.preparse
+        try:
+            self.running.load(preparse=preparse)
+        finally:
+            if preparse is not None:
+                preparse.close()  # a tree it did not take (another snapshot)
+        # no startup of its own: a copy of running as loaded, taken when first needed; a
+        # cluster's is what the cluster holds (empty until written), read by follow()
+        self._startup_copied = self._startup.load() or self.settings.startup is not None
+        self.validator.rebuild(self.running)
+        self.authorization.reload(self.running.first[0])
 
     def _validator(self) -> Validator:
         if self.settings.incremental:

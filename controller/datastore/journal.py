@@ -201,7 +201,7 @@ class Journal:
 
     def __init__(self, folder: Path, name: str, disk: Disk = REAL_DISK) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.snapshot_path = folder / f"{name}.json"
+        self.snapshot_path = snapshot.path_in(folder, name)
         self.journal_path = folder / f"{name}.journal"
         self._disk = disk
         self._handle: IO[bytes] | None = None

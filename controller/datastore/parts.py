@@ -33,6 +33,7 @@ from controller.datastore.errors import refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.history import HistoryRecorder
 from controller.datastore.locks import Locks, SharedLock
+from controller.datastore.preparse import Preparse
 from controller.datastore.replication import Replication, SharedStartup
 from controller.datastore.secrets import Secrets
 from controller.datastore.shadow import SHADOW_NODES
@@ -65,6 +66,7 @@ class CoreSettings:
     shared_lock: SharedLock | None = None  # the cluster's lock of running (None: this one's)
     node: str | None = None  # this replica's name in a cluster (--node-id), for the audit
     startup: SharedStartup | None = None  # the cluster's startup (None: this server's file)
+    preparse: Preparse | None = None  # running's snapshot, parsed while the server imported
 
 
 class CoreParts:

@@ -49,6 +49,11 @@ class Snapshot:
         return bytes(self.body).decode(errors="replace")
 
 
+def path_in(folder: Path, name: str) -> Path:
+    """Where the snapshot of datastore ``name`` is kept in the state directory ``folder``."""
+    return folder / f"{name}.json"
+
+
 def fingerprint(modules: Iterable[object], libyang: str) -> str:
     """A digest of what a LYB document depends on: every module (name, revision, features,
     implemented) and the libyang version that prints and parses it."""

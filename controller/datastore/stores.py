@@ -23,6 +23,7 @@ from controller.datastore.damage import Damage, StateDamagedError
 from controller.datastore.errors import DatastoreError, refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.journal import Journal, Ticket
+from controller.datastore.preparse import Preparse
 from controller.datastore.replication import PAST_LOCKS, SESSION, Replication
 from controller.datastore.revisions import Revisions
 from controller.datastore.snapshot import Snapshot
@@ -100,11 +101,12 @@ class ConfigStore:
         #: Where commits of running go instead of the journal (a cluster), when set.
         self.replication: Replication | None = None
 
-    def load(self, *, with_journal: bool = True) -> bool:
+    def load(self, *, with_journal: bool = True, preparse: Preparse | None = None) -> bool:
         """Load the snapshot and replay the journal, then validate everything once.
 
         A LYB snapshot of this schema with no journal after it is the validated tree that was
-        printed (with its defaults): it is not validated again (:mod:`.snapshot`).
+        printed (with its defaults): it is not validated again (:mod:`.snapshot`). With
+        ``preparse`` the tree of that snapshot may already be parsed (:mod:`.preparse`).
         Returns whether anything was persisted.
         """
         if self.journal is None:
@@ -119,7 +121,7 @@ class ConfigStore:
         )
         if found is not None:
             progress.say(f"loading the snapshot ({size / 1e6:.1f} MB, {found.format})")
-            self.tree.replace(self._parse(found))
+            self.tree.replace(self._parse(found, preparse))
         self.txid = loaded.txid
         for number, record in enumerate(records, start=1):
             if number % PROGRESS_RECORDS == 1 or number == len(records):
@@ -153,7 +155,11 @@ class ConfigStore:
             and found.schema == self.schema_id
         )
 
-    def _parse(self, found: Snapshot) -> Any:
+    def _parse(self, found: Snapshot, preparse: Preparse | None = None) -> Any:
+        if preparse is not None and self._same_schema(found):
+            tree = preparse.take(found)
+            if tree is not None:
+                return tree
         if found.format == snapshot.JSON:
             # printed by libyang, so in libyang's order: no place to search for (linear)
             return nodes.parse_printed(self.ctx, found.document)

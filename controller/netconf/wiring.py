@@ -26,21 +26,7 @@ from controller.netconf.ssh import Credentials
 from controller.observability.metrics import NETCONF_SESSIONS
 from controller.types import DataPath
 
-#: The protocol modules a NETCONF server implements (RFC 6241, 6022, 8526).
 LOG = logging.getLogger("catsctl.netconf")
-NETCONF_MODULES: tuple[str, ...] = ("ietf-netconf", "ietf-netconf-monitoring", "ietf-netconf-nmda")
-NETCONF_FEATURES: dict[str, tuple[str, ...]] = {
-    "ietf-netconf": (
-        "writable-running",
-        "candidate",
-        "confirmed-commit",
-        "rollback-on-error",
-        "validate",
-        "startup",
-        "xpath",
-    ),
-    "ietf-netconf-nmda": ("origin", "with-defaults"),
-}
 YANG_LIBRARY = "/ietf-yang-library:yang-library"
 
 

@@ -453,7 +453,7 @@ def server_core() -> Iterator[tuple[Callable[[str], Invoke], Published]]:
     from controller.datastore.core import Core  # noqa: PLC0415
     from controller.errors import CatsError  # noqa: PLC0415
     from controller.model import Encoding  # noqa: PLC0415
-    from controller.server import server_schema  # noqa: PLC0415 - the server's own wiring
+    from controller.model.serverschema import server_schema  # noqa: PLC0415
     from controller.service_metrics import RunningConfig, ServiceMetrics, register  # noqa: PLC0415
 
     schema = server_schema(())

@@ -7,8 +7,10 @@ NETCONF on free loopback ports; the first run also makes the SSH host keys) and 
 the load average (the modules' bytecode is cached in the temporary folder, as an installed
 server has it: the first run compiles them):
 
-* the wall seconds until RESTCONF answers, and the server's CPU seconds by then (interpreter,
-  imports, schema, core open, listeners: ``utime + stime`` of ``/proc/PID/stat``);
+* the wall seconds until it serves, and its CPU seconds by then (interpreter, imports,
+  schema, core open, listeners: ``utime + stime`` of ``/proc/PID/stat``). Serving is both:
+  RESTCONF answers a GET of one bench entry (running loaded, a login checked) and the NETCONF
+  port sends its SSH banner (host keys loaded);
 * its RSS once serving (idle) and after ``--edits`` RESTCONF PATCHes of distinct entries;
 * the seconds SIGTERM takes (the clean shutdown folds the journal into the snapshot).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -44,12 +47,30 @@ def rss_mib(pid: int) -> float:
     return int(line.split()[1]) / 1024
 
 
+def _netconf_banner(port: int) -> bool:
+    """Whether the NETCONF port sends an SSH identification string (RFC 4253 4.2)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+            return connection.recv(4).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def _serving(restconf_port: int, netconf_port: int) -> bool:
+    """Whether a data read is answered over RESTCONF and NETCONF listens."""
+    try:
+        status = restconf.Client(restconf_port).call("GET", f"{restconf.ENTRY}=0")[0]
+    except OSError:
+        return False
+    return status == 200 and _netconf_banner(netconf_port)  # noqa: PLR2004
+
+
 def one_run(state: Path, folder: Path, edits: int, size: int) -> None:
     """Start, measure, edit, measure, stop one server on the copy of ``state``."""
     copy = folder / "state"  # the first run makes the host keys and the history
     if not copy.exists():
         shutil.copytree(state, copy)
-    port = common.free_port()
+    port, netconf = common.free_port(), common.free_port()
     command = [
         sys.executable,
         "-m",
@@ -62,7 +83,7 @@ def one_run(state: Path, folder: Path, edits: int, size: int) -> None:
         "--restconf-port",
         str(port),
         "--netconf-port",
-        str(common.free_port()),
+        str(netconf),
         "--metrics-address",
         f"127.0.0.1:{common.free_port()}",
     ]
@@ -76,11 +97,9 @@ def one_run(state: Path, folder: Path, edits: int, size: int) -> None:
         while True:
             if process.poll() is not None:
                 raise SystemExit(f"catsctl serve exited: see {folder / 'serve.log'}")
-            try:
-                if restconf._ready(port):
-                    break
-            except OSError:
-                time.sleep(0.05)
+            if _serving(port, netconf):
+                break
+            time.sleep(0.01)
         wall, cpu = time.monotonic() - began, cpu_seconds(process.pid)
         idle = rss_mib(process.pid)
         load = os.getloadavg()[0]

@@ -43,10 +43,10 @@ from controller.datastore.api import (
 )
 from controller.model.paths import PathResolver
 from controller.model.schema import Encoding
+from controller.model.serverschema import server_schema
 from controller.netconf.messages import BASE_NS, reply, to_bytes
 from controller.netconf.outcome import Outcome, raw_data
 from controller.netconf.reads import Filter, Reads
-from controller.server import server_schema
 from controller.statedir import seed_running
 from controller.types import DataPath
 from tools.bench import common

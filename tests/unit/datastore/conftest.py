@@ -17,7 +17,8 @@ from controller.datastore.api import (
     ReadRequest,
     Registrations,
 )
-from controller.model import Schema
+from controller.model import Schema, nodes
+from controller.model.schema import Encoding
 from controller.types import DataPath
 
 TEST_YANG = Path(__file__).resolve().parents[2] / "yang"
@@ -111,3 +112,14 @@ def nacm_policy(user: str, *rules: dict[str, str]) -> Edit:
         DataPath("/ietf-netconf-acm:nacm"),
         json.dumps({"ietf-netconf-acm:nacm": policy}),
     )
+
+
+def invalid_lyb(test_schema: Schema) -> bytes:
+    """A LYB document of an item without its mandatory name (parsed, never validated)."""
+    ctx = test_schema.context.cdata
+    text = json.dumps({"core-test:top": {"item": [{"id": 1}]}})
+    tree = nodes.parse_data(ctx, text, Encoding.JSON)
+    try:
+        return nodes.print_lyb(tree)
+    finally:
+        nodes.free_all(tree)

@@ -15,9 +15,17 @@ from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, WithDef
 from controller.datastore.damage import StateDamagedError
 from controller.datastore.errors import DatastoreError
 from controller.datastore.integrity import check_state
-from controller.model import Schema, nodes
-from controller.model.schema import Encoding
-from tests.unit.datastore.conftest import RUNNING, TOP, create, item, item_path, merge, read_json
+from controller.model import Schema
+from tests.unit.datastore.conftest import (
+    RUNNING,
+    TOP,
+    create,
+    invalid_lyb,
+    item,
+    item_path,
+    merge,
+    read_json,
+)
 
 STARTUP = DatastoreName.STARTUP
 
@@ -78,19 +86,8 @@ def test_a_crash_leaves_the_journal_and_the_next_start_replays_and_validates(
         assert _all(reopened) == after
 
 
-def _invalid_lyb(test_schema: Schema) -> bytes:
-    """A LYB document of an item without its mandatory name (parsed, never validated)."""
-    ctx = test_schema.context.cdata
-    text = json.dumps({"core-test:top": {"item": [{"id": 1}]}})
-    tree = nodes.parse_data(ctx, text, Encoding.JSON)
-    try:
-        return nodes.print_lyb(tree)
-    finally:
-        nodes.free_all(tree)
-
-
 def test_a_lyb_snapshot_of_another_schema_is_validated(test_schema: Schema, tmp_path: Path) -> None:
-    data = snapshot.encode(_invalid_lyb(test_schema), 3, "t", lyb_schema="another-schema")
+    data = snapshot.encode(invalid_lyb(test_schema), 3, "t", lyb_schema="another-schema")
     (tmp_path / "running.json").write_bytes(data)
     with pytest.raises(DatastoreError, match="name"):
         Core(test_schema, tmp_path)
