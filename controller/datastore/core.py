@@ -100,7 +100,7 @@ class Core(Reading, Editing, Invoking, Publishing):
             self.ctx, DatastoreName.STARTUP, None if shared else folder, disk, schema_id
         )
         self._startup_copied = True  # False: startup is running as loaded, not copied yet
-        self._startup_lyb = None  # running as loaded, once running changed
+        self._startup_lyb = None  # running as loaded (its snapshot, linked), once it changed
         self._kept = KeptDocuments(folder, disk)
         self.candidate = Candidate(self)
         self._datastores = DatastoreOperations(
@@ -118,6 +118,7 @@ class Core(Reading, Editing, Invoking, Publishing):
     def _load(self) -> None:
         """Load running and startup from the state directory (under the core's lock)."""
         preparse = self.settings.preparse
+        self.running.forget_as_loaded()  # left by a crash
         try:
             self.running.load(preparse=preparse)
         finally:
@@ -149,6 +150,7 @@ class Core(Reading, Editing, Invoking, Publishing):
                 self.running.compact_at_close()
                 self._startup.compact_at_close()
             self.candidate.close()
+            self.running.forget_as_loaded()
             self.running.close()
             self._startup.close()
             self._contexts.close()

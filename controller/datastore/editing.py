@@ -43,6 +43,7 @@ from controller.datastore.replication import (
 from controller.datastore.shadow import edit_nodes, shadow_transaction, startup_transaction
 from controller.datastore.stores import ConfigStore, edit_from_record
 from controller.datastore.transaction import Applier, Txn, locate
+from controller.datastore.validation import IndexesNeededError
 from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import nodes
 from controller.model.schema import Encoding
@@ -164,7 +165,16 @@ class Editing(CoreParts):
     def transaction(self, txn: Txn) -> Revision:
         """Run one transaction past the session locks (the caller holds the core lock); in a
         cluster, again on the newer state when another replica committed first."""
-        return retrying(self, lambda: self._transaction_once(txn))
+        return retrying(self, lambda: self._indexed(txn))
+
+    def _indexed(self, txn: Txn) -> Revision:
+        """One attempt, and once more with the indexes built when it needed them (the first
+        transaction after a start that changes what they keep)."""
+        try:
+            return self._transaction_once(txn)
+        except IndexesNeededError:
+            self.validator.ready()  # the attempt was undone: on the tree as committed
+            return self._transaction_once(txn)
 
     def _transaction_once(self, txn: Txn) -> Revision:
         store = self.store(txn.datastore)
@@ -193,7 +203,7 @@ class Editing(CoreParts):
         except _TestOnlyError:
             self._undo(applier, running=running)
             return store.revisions.of(None)
-        except StaleError:  # another replica committed first: run again on the newer state
+        except (StaleError, IndexesNeededError):  # run again on the newer state or indexed
             self._undo(applier, running=running)
             raise
         except CatsError as exc:
@@ -290,7 +300,7 @@ class Editing(CoreParts):
         txid = int(str(record["txid"]))
         txn = Txn(DatastoreName.RUNNING, principal, None, edits, replicated=txid)
         txn.meta = meta_of(record)  # its history entry as the committing replica keeps it
-        self._transaction_once(txn)
+        self._indexed(txn)
 
     def apply_snapshot(self, record: Record) -> None:
         """Replace running with the cluster's snapshot, as a commit of the cluster made at its
@@ -306,7 +316,7 @@ class Editing(CoreParts):
             "comment": f"the cluster's snapshot at commit {txid}, loaded: this replica has no "
             "history before it",
         }
-        self._transaction_once(txn)
+        self._indexed(txn)
 
     def follow(self) -> None:
         """Apply what the cluster holds, then every commit of the others as it comes; the
@@ -352,7 +362,7 @@ class Editing(CoreParts):
             whole = Edit(EditOperation.REPLACE, ROOT, str(record["document"]), Encoding.JSON)
             principal = Principal(str(record.get("user") or SYSTEM.user))
             txn = Txn(DatastoreName.STARTUP, principal, None, [whole], replicated=revision)
-            self._transaction_once(txn)
+            self._indexed(txn)
 
     def _startup_current(self, *, writing: bool) -> None:
         """In a cluster, before a client's read or a write of startup: apply the cluster's

@@ -25,11 +25,11 @@ from typing import Any
 from controller.datastore import datapath
 from controller.datastore.api import Access
 from controller.datastore.errors import DatastoreError
-from controller.datastore.indexes import Indexes, Row
+from controller.datastore.indexes import Indexes, Row, descendants
 from controller.datastore.plan import Plan, Unit, plan
 from controller.datastore.stores import ConfigStore
 from controller.datastore.transaction import Applied
-from controller.datastore.validation import ValidationStats, validate_full
+from controller.datastore.validation import IndexesNeededError, ValidationStats, validate_full
 from controller.errors import CatsError
 from controller.model import nodes
 from controller.types import DataPath, SchemaPath
@@ -57,6 +57,7 @@ class LocalValidation:
         self._full = 0
         self._pending: dict[DataPath, Row | None] | None = None
         self._rebuild: ConfigStore | None = None
+        self._kept_nodes: dict[SchemaPath, frozenset[str]] = {}
 
     def stats(self) -> ValidationStats:
         """Counts so far."""
@@ -76,6 +77,12 @@ class LocalValidation:
         return self._built
 
     @property
+    def built(self) -> bool:
+        """Whether the indexes exist (else the first transaction that changes what they keep
+        builds them)."""
+        return self._unbuilt is None
+
+    @property
     def indexes(self) -> Indexes:
         """The indexes of running (built here if :meth:`rebuild` left them to be built)."""
         self.ready()
@@ -87,7 +94,8 @@ class LocalValidation:
         self._unbuilt = store
 
     def ready(self) -> None:
-        """Build the indexes :meth:`rebuild` left (before a transaction changes the tree)."""
+        """Build the indexes :meth:`rebuild` left, on the tree as committed (a transaction
+        that needs them raises :class:`IndexesNeededError` first)."""
         if self._unbuilt is not None:
             store, self._unbuilt = self._unbuilt, None
             self._indexes.rebuild(store.first[0])
@@ -156,10 +164,11 @@ class LocalValidation:
             validate_full(store)
             self._pending = {}
             self._rebuild = store if self._broad(applied) else None
-            if self._rebuild is None:
+            if self._rebuild is None and self._unbuilt is None:  # else built once committed
                 self._pending = self._reindex(store, applied)
             return
         self._local += 1
+        neutral = self._neutral(store, applied)
         mini = nodes.ffi.new("struct lyd_node **", nodes.ffi.NULL)
         try:
             self._copy(store, touched, mini)
@@ -167,15 +176,56 @@ class LocalValidation:
                 nodes.validate_all(self.ctx, mini, present=True)
             except CatsError as exc:
                 raise DatastoreError(*exc.items) from exc
-            rows = {
-                t.path: self.indexes.row(t.unit, nodes.find(self.ctx, mini[0], t.path))
-                for t in touched
-            }
-            self.indexes.check(rows)
+            rows: dict[DataPath, Row | None] = {}
+            if not neutral:  # else nothing the indexes keep changed: they need not exist
+                if self._unbuilt is not None:
+                    raise IndexesNeededError
+                rows = {
+                    t.path: self.indexes.row(t.unit, nodes.find(self.ctx, mini[0], t.path))
+                    for t in touched
+                }
+                self.indexes.check(rows)
             self._swap(store, touched, mini)
             self._pending = rows
         finally:
             nodes.free_all(mini[0])
+
+    def _neutral(self, store: ConfigStore, applied: Sequence[Applied]) -> bool:
+        """Whether a transaction of unit entries leaves every index as it was: it creates or
+        deletes no entry and changes no node the indexes read (a member of a ``unique``, a
+        tracked leafref) nor one above such a node in its entry. Such a transaction (a
+        weight, a name changed; an entry replaced with the same unique and leafref values)
+        is checked without the indexes, so a server whose edits are all of that kind never
+        builds them (docs/notes/performance-round-2.md, "Memory")."""
+        for record in applied:
+            shape, depth = datapath.schema_path(record.path), len(datapath.steps(record.path))
+            unit = self._unit_of(shape, depth)
+            if unit is None or (record.access is not Access.UPDATE and depth <= unit.depth):
+                return False  # an entry created or deleted: counts and references change
+            if depth > unit.depth:
+                relative = shape[len(unit.path) + 1 :]
+                if any(k == relative or k.startswith(relative + "/") for k in self._kept(unit)):
+                    return False
+            elif record.old is None or not self._same_kept(unit, record.old, store, record.path):
+                return False
+        return True
+
+    def _same_kept(self, unit: Unit, old: Any, store: ConfigStore, path: DataPath) -> bool:
+        """Whether an updated entry holds the values the indexes read that it held before."""
+        new = store.tree.find(path)
+        return new is not None and all(
+            _values(old, kept) == _values(new, kept) for kept in self._kept(unit)
+        )
+
+    def _kept(self, unit: Unit) -> frozenset[str]:
+        """The nodes of a unit entry the indexes read, relative to the entry (its keys too
+        for an entry referenced; an update never changes them)."""
+        kept = self._kept_nodes.get(unit.path)
+        if kept is None:
+            names = {leaf for spec in unit.uniques for leaf in spec}
+            names.update(ref.leaf for ref in unit.out_refs if ref.leaf)
+            kept = self._kept_nodes[unit.path] = frozenset(names)
+        return kept
 
     def _broad(self, applied: Sequence[Applied]) -> bool:
         """Whether a change may hold many unit entries (the root or above a unit)."""
@@ -211,7 +261,7 @@ class LocalValidation:
                     self._merge(mini, nodes.new_path(self.ctx, None, parent))  # for its defaults
                 continue
             self._merge(mini, nodes.dup(node, with_parents=True))
-            for target, carry in self.indexes.targets(item.unit, node):
+            for target, carry in self._indexes.targets(item.unit, node):  # needs no index
                 found = store.tree.find(target)
                 if found is not None:
                     copy = nodes.dup(found, recursive=False, with_parents=True)
@@ -259,3 +309,8 @@ class LocalValidation:
             self.indexes.apply(self._pending)
         self._pending = None
         self._rebuild = None
+
+
+def _values(node: Any, relative: str) -> list[str]:
+    """The values of the nodes at a relative schema path below an entry node."""
+    return [nodes.value_of(found) for found in descendants(node, relative)]

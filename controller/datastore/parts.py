@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from controller.audit import HistoryStore
@@ -82,7 +83,7 @@ class CoreParts:
     running: ConfigStore
     _startup: ConfigStore
     _startup_copied: bool  # False: startup is running as loaded, not copied yet
-    _startup_lyb: bytes | None  # running as loaded, once running changed
+    _startup_lyb: bytes | Path | None  # running as loaded, once running changed
     candidate: Candidate
     validator: Validator
     history: HistoryRecorder | None
@@ -98,13 +99,16 @@ class CoreParts:
     @property
     def startup(self) -> ConfigStore:
         """The startup datastore; without one of its own, running as loaded: a copy of
-        running's tree while running is unchanged, else parsed from the LYB document
+        running's tree while running is unchanged, else parsed from the snapshot it was
+        loaded from (linked when running first changed), or from the LYB document
         :meth:`running_changes` printed of it (a tenth of a tree's memory until read)."""
         if not self._startup_copied:
             with self._lock:
                 if not self._startup_copied:
                     lyb, self._startup_lyb = self._startup_lyb, None
-                    if lyb is not None:
+                    if isinstance(lyb, Path):
+                        self._startup.replace_tree(self.running.parse_kept(lyb))
+                    elif lyb is not None:
                         self._startup.replace_tree(nodes.parse_lyb(self.ctx, lyb))
                     else:
                         self._startup.replace_tree(self.running.copy_tree())
@@ -115,16 +119,16 @@ class CoreParts:
         """Called before a transaction changes running's tree in place (the caller holds the
         write lock): what start-up left to derive from running as loaded is derived now."""
         self._keep_startup_as_loaded()
-        self.validator.ready()  # indexes left from the start-up, on the tree as committed
 
     def _keep_startup_as_loaded(self) -> None:
         """Before running first changes: print it for a startup that is running as loaded."""
         with self._lock:
             if not self._startup_copied and self._startup_lyb is None:
-                if self.running.first[0]:
-                    self._startup_lyb = nodes.print_lyb(self.running.first[0])
-                else:
+                if not self.running.first[0]:
                     self._startup_copied = True  # empty, as startup is
+                else:  # the file it was loaded from, else 10 MB at 100k entries in memory
+                    kept = self.running.keep_as_loaded()
+                    self._startup_lyb = kept or nodes.print_lyb(self.running.first[0])
 
     @property
     def replication(self) -> Replication | None:

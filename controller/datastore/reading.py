@@ -26,6 +26,7 @@ from controller.datastore.compare import ChangeItem
 from controller.datastore.hiding import Hider, Selection
 from controller.datastore.parts import CoreParts
 from controller.datastore.stores import ConfigStore
+from controller.datastore.validation import IndexesNeededError
 from controller.model import nodes
 from controller.types import DataPath
 
@@ -108,7 +109,11 @@ class Reading(CoreParts):
         guard = self.guard(principal) if validate else review.UNGUARDED
         with self._lock:
             validator = self.validator if validate else None
-            return review.trial(self.running, edits, guard, validator, printer, forward=forward)
+            try:
+                return review.trial(self.running, edits, guard, validator, printer, forward=forward)
+            except IndexesNeededError:  # undone: built on running as committed, then again
+                self.validator.ready()
+                return review.trial(self.running, edits, guard, validator, printer, forward=forward)
 
     def compare_trees(
         self, old: ConfigStore, new: ConfigStore, principal: Principal

@@ -9,6 +9,7 @@ does not require it to survive, and a restart ends every session that could have
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ COMPACT_MINIMUM = 1 << 20  # journal bytes before compaction is considered
 PROGRESS_BYTES = 1 << 20
 PROGRESS_RECORDS = 10_000
 LOG = logging.getLogger("catsctl.serve")
+#: A link to running's snapshot as loaded, for a startup that is running as loaded.
+AS_LOADED = "startup-as-loaded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +312,37 @@ class ConfigStore:
             return "{}"
         flags = nodes.lib.LYD_PRINT_WITHSIBLINGS | nodes.lib.LYD_PRINT_WD_EXPLICIT
         return nodes.print_tree(self.first[0], Encoding.JSON, flags)
+
+    def keep_as_loaded(self) -> Path | None:
+        """A hard link to the snapshot when it alone holds the tree as loaded (a LYB
+        snapshot of this schema, nothing replayed: :attr:`current`), so that the tree as
+        loaded can be parsed from it after the tree changed and a compaction replaced the
+        file; None when it does not hold it or the file system cannot link."""
+        if self.journal is None or not self.current or self.journal.journal_bytes:
+            return None
+        kept = self.journal.snapshot_path.with_name(AS_LOADED)
+        try:
+            kept.unlink(missing_ok=True)
+            os.link(self.journal.snapshot_path, kept)
+        except OSError as exc:
+            LOG.debug("%s: no link to the snapshot as loaded: %s", self.name.value, exc)
+            return None
+        return kept
+
+    def parse_kept(self, kept: Path) -> Any:
+        """The tree of a snapshot :meth:`keep_as_loaded` linked (checked as at load); the
+        link is removed."""
+        try:
+            data = kept.read_bytes()
+            return self._parse(snapshot.decode(kept, data))
+        finally:
+            kept.unlink(missing_ok=True)
+
+    def forget_as_loaded(self) -> None:
+        """Remove a link :meth:`keep_as_loaded` made that nobody read (at close, at start
+        after a crash)."""
+        if self.journal is not None:
+            self.journal.snapshot_path.with_name(AS_LOADED).unlink(missing_ok=True)
 
     def replace_tree(self, first: Any) -> None:
         """Swap in another tree (a committed candidate copy); frees the old one."""

@@ -26,11 +26,18 @@ class ValidationStats:
     full: int = 0
 
 
+class IndexesNeededError(Exception):
+    """A transaction needs the indexes :meth:`Validator.rebuild` left to build, and they can
+    only be built on the tree as committed: the caller undoes the transaction, calls
+    :meth:`Validator.ready` and runs it again."""
+
+
 class Validator(Protocol):
     """Validates a transaction already applied in place, before it is made current."""
 
     def check(self, store: ConfigStore, applied: Sequence[Applied]) -> None:
-        """Raise :class:`DatastoreError` if the tree after ``applied`` is invalid."""
+        """Raise :class:`DatastoreError` if the tree after ``applied`` is invalid, or
+        :class:`IndexesNeededError` (before it changed anything)."""
         ...
 
     def settle(self, *, committed: bool) -> None:
@@ -38,7 +45,7 @@ class Validator(Protocol):
         ...
 
     def ready(self) -> None:
-        """Build what :meth:`rebuild` left to build, before a transaction changes the tree."""
+        """Build what :meth:`rebuild` left to build (on the tree as committed)."""
         ...
 
     def rebuild(self, store: ConfigStore) -> None:

@@ -11,7 +11,10 @@ server has it: the first run compiles them):
   schema, core open, listeners: ``utime + stime`` of ``/proc/PID/stat``). Serving is both:
   RESTCONF answers a GET of one bench entry (running loaded, a login checked) and the NETCONF
   port sends its SSH banner (host keys loaded);
-* its RSS once serving (idle) and after ``--edits`` RESTCONF PATCHes of distinct entries;
+* its RSS once serving (idle) and after ``--edits`` RESTCONF PATCHes of distinct entries:
+  of their weight and name (``--edit-kind plain``, what the indexes of ``unique`` and leafref
+  do not read: they are never built) or of their unique address too (``--edit-kind unique``:
+  the first edit builds them);
 * the seconds SIGTERM takes (the clean shutdown folds the journal into the snapshot).
 
 Targets of issue 21: start-up to serving <= 1.0 s, RSS idle at 100k entries <= 200 MiB.
@@ -65,7 +68,13 @@ def _serving(restconf_port: int, netconf_port: int) -> bool:
     return status == 200 and _netconf_banner(netconf_port)  # noqa: PLR2004
 
 
-def one_run(state: Path, folder: Path, edits: int, size: int) -> None:
+def _patch_address(client: restconf.Client, key: int) -> int:
+    """Merge a new unique address (one no entry has) and weight into an entry."""
+    body = {"bench-list:entry": [{"id": key, "addr": f"moved-{key}", "weight": 1 + key % 1000}]}
+    return client.call("PATCH", f"{restconf.ENTRY}={key}", body)[0]
+
+
+def one_run(state: Path, folder: Path, edits: int, size: int, kind: str) -> None:
     """Start, measure, edit, measure, stop one server on the copy of ``state``."""
     copy = folder / "state"  # the first run makes the host keys and the history
     if not copy.exists():
@@ -110,12 +119,16 @@ def one_run(state: Path, folder: Path, edits: int, size: int) -> None:
         client = restconf.Client(port)
         edit_began = time.monotonic()
         for number in range(edits):
-            status = restconf.patch(client, (number * 7919) % size)
+            key = (number * 7919) % size
+            if kind == "unique":
+                status = _patch_address(client, key)
+            else:
+                status = restconf.patch(client, key)
             if status != 204:  # noqa: PLR2004
                 raise SystemExit(f"PATCH answered {status}")
         took = time.monotonic() - edit_began
         print(
-            f"after {edits} PATCHes ({took:.1f} s): RSS {rss_mib(process.pid):6.1f} MiB  "
+            f"after {edits} PATCHes ({kind}, {took:.1f} s): RSS {rss_mib(process.pid):6.1f} MiB  "
             f"cpu {cpu_seconds(process.pid):5.2f} s  load {os.getloadavg()[0]:.1f}"
         )
     finally:
@@ -133,12 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--edits", type=int, default=200)
+    parser.add_argument("--edit-kind", choices=("plain", "unique"), default="plain")
     args = parser.parse_args(argv)
     if not (args.state / "running.json").exists():
         raise SystemExit(f"no state in {args.state}: run python -m tools.bench.startup_read")
     with tempfile.TemporaryDirectory(prefix="cats-serve-startup-") as folder:
         for _ in range(args.runs):
-            one_run(args.state, Path(folder), args.edits, args.size)
+            one_run(args.state, Path(folder), args.edits, args.size, args.edit_kind)
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from controller.datastore import Core, CoreSettings
 from controller.datastore.api import SYSTEM, Edit, EditOperation
+from controller.datastore.local import LocalValidation
 from controller.datastore.plan import plan
 from controller.errors import CatsError
 from controller.model import Schema
@@ -90,3 +91,67 @@ def test_fast_path_verdicts_match_full_validation(test_schema: Schema, tmp_path:
         local.validate(RUNNING)  # the incrementally built tree is valid as a whole
         assert agreed > STEPS // 5
         assert local.validation_stats().local > STEPS // 2
+
+
+def test_verdicts_match_across_restarts_and_dry_runs(test_schema: Schema, tmp_path: Path) -> None:
+    """The local core is reopened every few steps, so its indexes are often not built yet (an
+    edit that changes what they keep builds them first), and it runs every third edit as a
+    dry run first (a trial is undone: it must leave no trace in the indexes either)."""
+    rng = random.Random(SEED + 1)
+    folder = tmp_path / "local"
+    full = Core(test_schema, tmp_path / "full", settings=CoreSettings(incremental=False))
+    local = Core(test_schema, folder)
+    try:
+        for step in range(STEPS):
+            if step % 5 == 4:
+                local.close()
+                local = Core(test_schema, folder)
+            edits = [random_edit(rng) for _ in range(rng.choice([1, 1, 2, 3]))]
+            if step % 3 == 0:
+                tried = "ok"
+                try:
+                    local.trial(edits, SYSTEM, validate=True)
+                except CatsError as exc:
+                    tried = f"{exc.items[0].tag}: {exc.items[0].message}"
+            fast, slow = verdict(local, edits), verdict(full, edits)
+            assert (fast == "ok") == (slow == "ok"), (edits, fast, slow)
+            if step % 3 == 0:
+                assert (tried == "ok") == (fast == "ok"), (edits, tried, fast)
+            assert contents(local) == contents(full)
+        local.validate(RUNNING)
+    finally:
+        local.close()
+        full.close()
+
+
+def test_an_edit_that_changes_nothing_the_indexes_keep_does_not_build_them(
+    test_schema: Schema, tmp_path: Path
+) -> None:
+    with Core(test_schema, tmp_path) as core:
+        core.edit(RUNNING, [_entries({"name": "t1"}, kind="target")], SYSTEM)
+        for key in range(3):
+            entry = {"id": key, "name": f"n{key}", "addr": f"a{key}", "target": "t1"}
+            core.edit(RUNNING, [_entries(entry)], SYSTEM)
+    with Core(test_schema, tmp_path) as core:
+        validator = core.validator
+        assert isinstance(validator, LocalValidation)
+        assert not validator.built
+        core.edit(RUNNING, [_entries({"id": 1, "name": "renamed", "weight": 7})], SYSTEM)
+        same = {"id": 2, "name": "again", "addr": "a2", "target": "t1"}
+        core.edit(RUNNING, [_entries(same, operation=EditOperation.REPLACE)], SYSTEM)
+        assert not validator.built  # a name, a weight; an entry replaced with its own addr
+        before = contents(core)
+        taken = {"id": 2, "addr": "a0"}
+        assert verdict(core, [_entries(taken)]).startswith("operation-failed: Unique data")
+        assert validator.built  # built on the tree as committed, then the edit ran again
+        assert contents(core) == before
+        gone = Edit(EditOperation.REMOVE, DataPath(f"{BENCH}/target[name='t1']"))
+        assert verdict(core, [gone]).startswith("data-missing")
+
+
+def _entries(
+    entry: dict[str, object], *, kind: str = "entry", operation: EditOperation = EditOperation.MERGE
+) -> Edit:
+    key = "name" if kind == "target" else "id"
+    path = DataPath(f"{BENCH}/{kind}[{key}='{entry[key]}']")
+    return Edit(operation, path, json.dumps({f"bench-list:{kind}": [entry]}))

@@ -15,6 +15,7 @@ from controller.datastore.api import SYSTEM, DatastoreName, ReadRequest, WithDef
 from controller.datastore.damage import StateDamagedError
 from controller.datastore.errors import DatastoreError
 from controller.datastore.integrity import check_state
+from controller.datastore.stores import AS_LOADED
 from controller.model import Schema
 from tests.unit.datastore.conftest import (
     RUNNING,
@@ -125,3 +126,29 @@ def test_startup_is_running_as_loaded_even_when_running_changes_first(
         loaded = read_json(core, None)
         core.edit(RUNNING, [create(item_path(11), item(11))], SYSTEM)
         assert read_json(core, None, STARTUP) == loaded
+
+
+def test_startup_as_loaded_is_read_from_the_snapshot_after_running_replaced_it(
+    test_schema: Schema, tmp_path: Path
+) -> None:
+    """Running loaded from its LYB snapshot keeps a link to that file when it first changes
+    (no copy in memory); startup is parsed from it even after a compaction replaced the
+    snapshot, and the link goes once read, at close, or at the next start after a crash."""
+    _seeded(test_schema, tmp_path)
+    kept = tmp_path / AS_LOADED
+    with Core(test_schema, tmp_path) as core:
+        loaded = read_json(core, None)
+        core.edit(RUNNING, [create(item_path(8), item(8))], SYSTEM)
+        assert kept.exists()
+        core.running.write_snapshot(core.running.txid, "2026-12-02T00:00:00+00:00")  # compaction
+        assert read_json(core, None, STARTUP) == loaded
+        assert not kept.exists()
+        assert read_json(core, item_path(8)) is not None
+    with Core(test_schema, tmp_path) as core:
+        core.edit(RUNNING, [create(item_path(9), item(9))], SYSTEM)
+        assert kept.exists()
+    assert not kept.exists()  # startup never read: removed at close
+    kept.write_bytes(b"left by a crash")
+    with Core(test_schema, tmp_path) as core:
+        assert not kept.exists()
+        assert read_json(core, item_path(9)) is not None
