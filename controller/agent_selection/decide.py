@@ -374,6 +374,11 @@ def settle(
         else:
             session, handoff_id = _start_handoff(session, ev, record_id, settings, fx)
             held = session.in_force
+            if held is not None and held.commitment_id == current.commitment_id:
+                # not committed at once: until it is, the step runs at the source (P9), so
+                # its rule covers this step too; aborted, the session goes on there
+                held = held.extended(session.step, settings.now)
+                session = session.with_commitment(held)
     record = ev.record(
         record_id,
         commitment_id=None if held is None else held.commitment_id,

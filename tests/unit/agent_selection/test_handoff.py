@@ -271,3 +271,28 @@ def test_p9_a_first_placement_that_assumes_a_transfer_reserves_and_commits_on_us
         )
         (commitment,) = h.session("s-tr")["commitment"]
         assert (commitment["csci-id"], commitment["state"]) == ("Y", "active")
+
+
+def test_until_the_move_commits_the_step_runs_at_the_source_under_its_rule(
+    schema: Schema,
+) -> None:
+    """P9: commit only when the working set is usable, otherwise remain at the source. So
+    while the move to B is in flight, step 30 belongs to C's commitment (its steering rule
+    matches step 30), and the committed move takes over from step 30."""
+    h = _moving(schema)
+    session = h.session(SESSION)
+    assert session["handoff"][0]["state"] == "reserved"
+    (source,) = session["commitment"]
+    assert (source["csci-id"], source["steps"]) == ("C", {"first": 29, "last": 30})
+    _notice(h, "target", "completed", **{"usable-key": ["ctx"]})
+    moved = h.session(SESSION)["commitment"]
+    assert [(c["csci-id"], c["state"]) for c in moved] == [("C", "superseded"), ("B", "active")]
+    assert moved[1]["steps"]["first"] == 30
+
+
+def test_an_aborted_move_leaves_the_step_at_the_source(schema: Schema) -> None:
+    h = _moving(schema)
+    _notice(h, "target", "failed")
+    _source_stays(h, "transfer-failed")
+    (source,) = h.session(SESSION)["commitment"]
+    assert source["steps"] == {"first": 29, "last": 30}
