@@ -294,6 +294,7 @@ class Application:
             history=self.history,
             replication=cluster.replication,
             shared_lock=cluster.locks,
+            startup_lock=cluster.startup_locks,
             node=cluster.node,
             startup=cluster.startup,
         )

@@ -1,19 +1,20 @@
-"""The NETCONF lock of running, held across the cluster, and cluster-unique session ids.
+"""The NETCONF locks of running and startup, held across the cluster, and cluster-unique
+session ids.
 
-The lock is one etcd key, ``locks/running`` under the cluster's prefix (JSON: node, session,
-time). A replica takes it for one of its sessions with one transaction: *if* the key does not
-exist (its ``create_revision`` is 0) *then* put it, bound to this replica's lock lease, which
-the replica keeps alive; else the holder is read in the same transaction and the lock is
-refused ``lock-denied`` naming it. Unlock, and the end of the session (close-session, a
-dropped connection, kill-session), delete the key, guarded on the ``create_revision`` the
-replica took it with (a lock it lost, and someone else's since, are never deleted). When the
-replica dies its lease expires and etcd deletes the key: RFC 6241 7.5 releases the lock of a
-session that ends, and a session ends with its replica.
+A lock is one etcd key, ``locks/running`` or ``locks/startup`` under the cluster's prefix
+(JSON: node, session, time). A replica takes it for one of its sessions with one transaction:
+*if* the key does not exist (its ``create_revision`` is 0) *then* put it, bound to this
+replica's lock lease, which the replica keeps alive; else the holder is read in the same
+transaction and the lock is refused ``lock-denied`` naming it. Unlock, and the end of the
+session (close-session, a dropped connection, kill-session), delete the key, guarded on the
+``create_revision`` the replica took it with (a lock it lost, and someone else's since, are
+never deleted). When the replica dies its lease expires and etcd deletes the key: RFC 6241 7.5
+releases the lock of a session that ends, and a session ends with its replica.
 
-Every commit of running is guarded on the same key in its own transaction
-(:meth:`EtcdLocks.guard`): the committing session's lock (its ``create_revision``), or no lock
-at all, so that no commit lands while another session holds the lock, on any replica, and no
-check can race the commit.
+Every commit of running, and every write of the cluster's startup (:mod:`.startup`), is
+guarded on its datastore's key in its own transaction (:meth:`EtcdLocks.guard`): the writing
+session's lock (its ``create_revision``), or no lock at all, so that no write lands while
+another session holds the lock, on any replica, and no check can race the write.
 
 Session ids (RFC 6241 8.1) are unique across the cluster (:class:`SessionIds`): each replica
 draws blocks of ids from one etcd counter, so that ``lock-denied``'s ``session-id`` names one
@@ -44,14 +45,21 @@ ID_BLOCK = 1000
 
 
 class EtcdLocks:
-    """The cluster's lock of running as one replica takes, holds and releases it."""
+    """The cluster's lock of one datastore (``name``) as one replica takes, holds and
+    releases it."""
 
     def __init__(
-        self, etcd: Etcd, node: str, prefix: str = "/cats/", ttl: int = LOCK_TTL_S
+        self,
+        etcd: Etcd,
+        node: str,
+        prefix: str = "/cats/",
+        ttl: int = LOCK_TTL_S,
+        name: str = "running",
     ) -> None:
         self.etcd = etcd
         self.node = node
-        self.key = f"{prefix}locks/running"
+        self.name = name
+        self.key = f"{prefix}locks/{name}"
         self.ttl = ttl
         self._lock = threading.Lock()
         self._mine: tuple[str, int] | None = None  # this replica's holder: session, revision
@@ -89,7 +97,7 @@ class EtcdLocks:
         won, revision, responses = self.etcd.txn([absent], [{"request_put": put}], [read])
         if won:
             self._mine = (session, revision)
-            LOG.info("cluster: session %s of %s locked running", session, self.node)
+            LOG.info("cluster: session %s of %s locked %s", session, self.node, self.name)
             return None
         return holder_of(responses) or "0"
 
@@ -181,9 +189,10 @@ class EtcdLocks:
         with self._lock:
             if self._mine is not None:
                 LOG.warning(
-                    "cluster: the lock lease of %s expired: session %s lost the lock of running",
+                    "cluster: the lock lease of %s expired: session %s lost the lock of %s",
                     self.node,
                     self._mine[0],
+                    self.name,
                 )
             self._lease, self._mine = 0, None
 

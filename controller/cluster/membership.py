@@ -55,8 +55,11 @@ class Membership:
         self.session_ids.prime()
         #: The cluster's pending confirmed commit (any replica confirms it; the leader sweeps)
         self.confirmed = EtcdConfirmed(Etcd(endpoints), self.locks, self.election.is_leader)
+        #: The lock of startup, the cluster's too (writes of startup are guarded on it)
+        self.startup_locks = EtcdLocks(Etcd(endpoints), self.node, name="startup")
+        self.startup_locks.problem = self.replication.problem
         #: The cluster's startup datastore (the core's SharedStartup: every replica applies it)
-        self.startup = EtcdStartup(Etcd(endpoints), self.node)
+        self.startup = EtcdStartup(Etcd(endpoints), self.node, self.startup_locks)
 
     def records(self, name: str) -> EtcdRecords:
         """The values an application shares under ``/cats/NAME/`` (agent-sessions, say)."""
@@ -83,6 +86,7 @@ class Membership:
         for records in self._records:
             records.close()
         self.locks.close()  # a lock a session here holds is released at once
+        self.startup_locks.close()
         self.startup.stop()  # its watch ends while the log's does
         self.replication.close()
         self.startup.close()

@@ -19,7 +19,10 @@ import threading
 from collections.abc import Callable
 
 from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode, key_value
+from controller.cluster.locks import EtcdLocks, holder_of
+from controller.datastore.api import DatastoreName
 from controller.datastore.errors import DatastoreError, refuse
+from controller.datastore.locks import denied
 from controller.datastore.replication import Record, unavailable
 
 LOG = logging.getLogger(__name__)
@@ -43,27 +46,37 @@ def encoded(record: Record, node: str) -> str:
 class EtcdStartup:
     """The cluster's startup, as one replica reads, writes and follows it."""
 
-    def __init__(self, etcd: Etcd, node: str, prefix: str = "/cats/") -> None:
+    def __init__(
+        self, etcd: Etcd, node: str, locks: EtcdLocks | None = None, prefix: str = "/cats/"
+    ) -> None:
         self.etcd = etcd
         self.node = node
+        self.locks = locks  # the cluster's lock of startup, which every write is guarded on
         self.key = f"{prefix}startup"
         self._revision = 0  # the etcd revision read up to (the watch starts after it)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def put(self, base: int, record: Record) -> int:
-        """Put ``record`` if the key's ``mod_revision`` is ``base`` (0: it does not exist)."""
+    def put(self, base: int, record: Record, session: str | None = None) -> int:
+        """Put ``record`` if the key's ``mod_revision`` is ``base`` (0: it does not exist)
+        and no session but ``session`` holds the lock of startup on any replica."""
         same = {"key": encode(self.key), "target": "MOD", "result": "EQUAL"}
         same["mod_revision"] = str(base)
         value = encoded(record, self.node)
         put = {"request_put": {"key": encode(self.key), "value": encode(value)}}
-        read = {"request_range": {"key": encode(self.key)}}
+        guards, reads = [same], [{"request_range": {"key": encode(self.key)}}]
+        if self.locks is not None:
+            guards.append(self.locks.guard(session))
+            reads.append(self.locks.read())
         try:
-            succeeded, revision, responses = self.etcd.txn([same], [put], [read])
+            succeeded, revision, responses = self.etcd.txn(guards, [put], reads)
         except Unavailable as exc:
             raise unavailable(str(exc)) from exc
         if not succeeded:
-            raise refuse("in-use", changed_meanwhile(responses))
+            holder = holder_of(responses[1:]) if self.locks is not None else None
+            if holder is not None and holder != session:
+                raise denied(DatastoreName.STARTUP, holder)
+            raise refuse("in-use", changed_meanwhile(responses[:1]))
         return revision
 
     def read(self) -> Record | None:

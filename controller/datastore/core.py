@@ -69,7 +69,11 @@ class Core(Reading, Editing, Invoking, Publishing):
         self.secrets = Secrets(load_key(state_dir), leaves, self.settings.hash_password)
         self._lock = threading.RLock()
         self._write = threading.RLock()  # changes of running and candidate; before _lock
-        self._locks = Locks(self.settings.shared_lock)
+        cluster_locks = {
+            DatastoreName.RUNNING: self.settings.shared_lock,
+            DatastoreName.STARTUP: self.settings.startup_lock,
+        }
+        self._locks = Locks({name: lock for name, lock in cluster_locks.items() if lock})
         self._operations = {}
         self._notifications = {}
         self._free_notifications = {}

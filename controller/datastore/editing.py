@@ -348,7 +348,7 @@ class Editing(CoreParts):
                 "user": txn.principal.user,
                 "time": now_text(),
             }
-            store.txid = shared.put(store.txid, record)
+            store.txid = shared.put(store.txid, record, txn.session)
 
     def apply_startup(self, record: Record) -> None:
         """Make the cluster's startup (:meth:`SharedStartup.read`) this replica's unless it

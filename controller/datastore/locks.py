@@ -1,15 +1,17 @@
 """Datastore locks shared by every northbound (RFC 6241 7.5, 7.6; RFC 8040 1.4).
 
 Without a cluster each lock is this process's. In a cluster (docs/cluster.md, "NETCONF locks")
-the lock of running is the cluster's: a :class:`SharedLock` (an etcd key bound to a lease of
-the replica that took it, :mod:`controller.cluster.locks`) says who holds it, and every commit
-of running is guarded on it in its own etcd transaction, so that a session that does not hold
-it cannot commit on any replica. candidate and startup stay each replica's own.
+the locks of running and startup are the cluster's: a :class:`SharedLock` (an etcd key bound
+to a lease of the replica that took it, :mod:`controller.cluster.locks`) says who holds each,
+and every commit of running and write of startup is guarded on it in its own etcd
+transaction, so that a session that does not hold it cannot write on any replica. candidate
+stays each replica's own, as each replica has its own candidate.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Protocol
 
 from controller.datastore.api import DatastoreName
@@ -20,7 +22,7 @@ LOCKABLE = (DatastoreName.RUNNING, DatastoreName.CANDIDATE, DatastoreName.STARTU
 
 
 class SharedLock(Protocol):
-    """The lock of running as the whole cluster sees it (implemented by
+    """The lock of a datastore as the whole cluster sees it (implemented by
     :class:`controller.cluster.locks.EtcdLocks`); a session is its id as a string."""
 
     def acquire(self, session: str) -> str | None:
@@ -47,38 +49,40 @@ class SharedLock(Protocol):
 
 
 class Locks:
-    """Which session holds the lock of each datastore (running: ``shared``, in a cluster)."""
+    """Which session holds the lock of each datastore (those of ``shared``: the cluster's)."""
 
-    def __init__(self, shared: SharedLock | None = None) -> None:
+    def __init__(self, shared: Mapping[DatastoreName, SharedLock] | None = None) -> None:
         self._guard = threading.Lock()
         self._holders: dict[DatastoreName, str] = {}
-        self._shared = shared
+        self._shared = dict(shared or {})
 
     def holder(self, datastore: DatastoreName) -> str | None:
-        """The session holding a datastore's lock, if any (running in a cluster: one of this
-        replica; another replica's holder is refused by the commit itself)."""
-        if self._shared is not None and datastore is DatastoreName.RUNNING:
-            return self._shared.mine()
+        """The session holding a datastore's lock, if any (a cluster's lock: one of this
+        replica; another replica's holder is refused by the write itself)."""
+        shared = self._shared.get(datastore)
+        if shared is not None:
+            return shared.mine()
         with self._guard:
             return self._holders.get(datastore)
 
     def holders(self) -> dict[DatastoreName, str]:
-        """Every locked datastore and the session holding it (running in a cluster: on any
+        """Every locked datastore and the session holding it (a cluster's lock: on any
         replica, one etcd read)."""
         with self._guard:
             held = dict(self._holders)
-        if self._shared is not None:
-            holder = self._shared.mine() or self._shared.holder()
+        for datastore, shared in self._shared.items():
+            holder = shared.mine() or shared.holder()
             if holder is not None:
-                held[DatastoreName.RUNNING] = holder
+                held[datastore] = holder
         return held
 
     def lock(self, datastore: DatastoreName, session: str) -> None:
         """Take a lock; ``lock-denied`` with the holder's session-id when it is taken."""
         if datastore not in LOCKABLE:
             raise refuse("operation-not-supported", f"{datastore} cannot be locked")
-        if self._shared is not None and datastore is DatastoreName.RUNNING:
-            holder = self._shared.acquire(session)
+        shared = self._shared.get(datastore)
+        if shared is not None:
+            holder = shared.acquire(session)
             if holder is not None:
                 raise _denied(datastore, holder)
             return
@@ -91,8 +95,9 @@ class Locks:
     def unlock(self, datastore: DatastoreName, session: str) -> None:
         """Release a lock the session holds (RFC 6241 7.6: else ``operation-failed``)."""
         message = f"session {session} does not hold the {datastore} lock"
-        if self._shared is not None and datastore is DatastoreName.RUNNING:
-            if not self._shared.release(session):
+        shared = self._shared.get(datastore)
+        if shared is not None:
+            if not shared.release(session):
                 raise refuse("operation-failed", message)
             return
         with self._guard:
@@ -112,8 +117,7 @@ class Locks:
             held = [name for name, holder in self._holders.items() if holder == session]
             for name in held:
                 del self._holders[name]
-        if self._shared is not None and self._shared.release(session):
-            held.append(DatastoreName.RUNNING)
+        held += [name for name, shared in self._shared.items() if shared.release(session)]
         return held
 
 

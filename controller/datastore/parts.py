@@ -65,6 +65,7 @@ class CoreSettings:
     compact_at_close: bool = True  # False: close leaves the journal as a crash would (tests)
     replication: Replication | None = None  # a cluster's log instead of running's journal
     shared_lock: SharedLock | None = None  # the cluster's lock of running (None: this one's)
+    startup_lock: SharedLock | None = None  # the cluster's lock of startup (None: this one's)
     node: str | None = None  # this replica's name in a cluster (--node-id), for the audit
     startup: SharedStartup | None = None  # the cluster's startup (None: this server's file)
     preparse: Preparse | None = None  # running's snapshot, parsed while the server imported

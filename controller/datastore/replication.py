@@ -169,13 +169,15 @@ class SharedStartup(Protocol):
     document, the whole of startup as RFC 7951 JSON, that every replica applies. Its
     ``revision`` numbers its versions (0: the cluster has none yet: startup is empty)."""
 
-    def put(self, base: int, record: Record) -> int:
+    def put(self, base: int, record: Record, session: str | None = None) -> int:
         """Make ``record`` (``document``, ``user``, ``time``) the cluster's startup if
-        ``base`` is still its revision (the one this replica applied); returns the new one.
+        ``base`` is still its revision (the one this replica applied) and no session but
+        ``session`` holds the lock of startup on any replica; returns the new revision.
 
         Raises:
-            DatastoreError: ``in-use``: another replica wrote startup meanwhile; or the
-                cluster cannot take it (:func:`unavailable`). Not written.
+            DatastoreError: ``in-use``: another replica wrote startup meanwhile;
+                ``lock-denied``: another session holds the lock of startup; or the cluster
+                cannot take it (:func:`unavailable`). Not written.
         """
         ...
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from lxml import etree
 
 from tests.functional.cluster import Cluster, config_tree, running_cluster, wait_until
 from tests.functional.netconf_client import (
@@ -130,6 +131,38 @@ def test_a_lock_ends_with_its_session_dropped_or_killed(cluster: Cluster) -> Non
             ok(killer.rpc(kill))
             ok(lock(other))  # released before kill-session was answered
             ok(unlock(other))
+
+
+def copy_to_startup(session: RawSession) -> Any:
+    copy = on_datastore(operation("copy-config"), "target", "startup")
+    return session.rpc(on_datastore(copy, "source", "running"))
+
+
+def startup_of(session: RawSession) -> str:
+    """Startup as the session's replica serves it (get-config), as text."""
+    reply = session.rpc(on_datastore(operation("get-config"), "source", "startup"))
+    return str(etree.tostring(reply).decode())
+
+
+def test_a_lock_of_startup_on_one_replica_refuses_every_other_writer_of_startup(
+    cluster: Cluster,
+) -> None:
+    """startup is the cluster's (one document in etcd), so its lock is too: while A's session
+    holds it, B's copy-config to startup and B's lock of startup are refused lock-denied
+    naming it, and startup stays as A wrote it on every replica; running is another lock.
+    Once A unlocks, B's copy is taken everywhere."""
+    a, b, c = cluster.replicas
+    with admin_session(a) as holder, admin_session(b) as other, admin_session(c) as third:
+        ok(lock(holder, "startup"))
+        ok(copy_to_startup(holder))
+        ok(other.rpc(bench_edit(entry_xml(401, "after-copy"))))  # running is not locked
+        denied_by(copy_to_startup(other), holder)
+        denied_by(lock(other, "startup"), holder)
+        assert "after-copy" not in startup_of(other)
+        assert "after-copy" not in startup_of(third)
+        ok(unlock(holder, "startup"))
+        ok(copy_to_startup(other))
+        wait_until(lambda: "after-copy" in startup_of(third), "B's copy of startup on C")
 
 
 def test_the_lock_of_a_killed_replica_expires_with_its_lease(cluster: Cluster) -> None:

@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import base64
 import json
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from controller.cluster.etcd import KeyValue, Unavailable
+from controller.cluster.etcd import Etcd, KeyValue, Unavailable
 from controller.cluster.locks import EtcdLocks, SessionIds
 from controller.cluster.replication import EtcdReplication
+from controller.cluster.startup import EtcdStartup
 from controller.datastore.api import DatastoreName
 from controller.datastore.errors import DatastoreError
 from controller.datastore.locks import Locks
 from controller.datastore.replication import PAST_LOCKS, SESSION, StaleError
 
 RUNNING, CANDIDATE = DatastoreName.RUNNING, DatastoreName.CANDIDATE
+STARTUP = DatastoreName.STARTUP
 
 
 @dataclass
@@ -147,7 +150,7 @@ class FakeShared:
 
 def test_running_is_locked_in_the_cluster_and_candidate_here() -> None:
     shared = FakeShared(remote="1001")
-    locks = Locks(shared)
+    locks = Locks({RUNNING: shared})
     with pytest.raises(DatastoreError) as caught:
         locks.lock(RUNNING, "7")
     assert caught.value.items[0].tag == "lock-denied"
@@ -269,3 +272,41 @@ def test_session_ids_go_on_without_etcd() -> None:
     assert [ids() for _ in range(6)] == [1, 2, 3, 4, 5, 6]  # past the block: logged
     etcd.down = False
     assert ids() > 6  # a block drawn again, above the ids given
+
+
+def test_a_write_of_the_clusters_startup_is_guarded_on_its_lock() -> None:
+    """EtcdStartup.put compares the lock of startup in its transaction: refused lock-denied
+    naming the holder on another replica; taken by the holder, and by anyone once free."""
+    etcd = FakeEtcd()
+    fake = typing.cast(Etcd, etcd)
+    locks_a, locks_b = EtcdLocks(fake, "a", name="startup"), EtcdLocks(fake, "b", name="startup")
+    on_a, on_b = EtcdStartup(fake, "a", locks_a), EtcdStartup(fake, "b", locks_b)
+    record: dict[str, object] = {"document": "{}", "user": "admin", "time": "t"}
+    try:
+        assert locks_a.acquire("5") is None
+        assert "/cats/locks/startup" in etcd.keys
+        with pytest.raises(DatastoreError) as caught:
+            on_b.put(0, record, "1001")
+        assert caught.value.items[0].tag == "lock-denied"
+        assert caught.value.items[0].info == (("session-id", "5"),)
+        assert "/cats/startup" not in etcd.keys  # nothing written
+        first = on_a.put(0, record, "5")  # the holder writes
+        assert locks_a.release("5")
+        assert on_b.put(first, record, None) > first  # free: a RESTCONF write is taken
+    finally:
+        locks_a.close()
+        locks_b.close()
+
+
+def test_running_and_startup_each_have_their_cluster_lock() -> None:
+    running, startup = FakeShared(), FakeShared(remote="1001")
+    locks = Locks({RUNNING: running, STARTUP: startup})
+    locks.lock(RUNNING, "7")
+    with pytest.raises(DatastoreError) as caught:
+        locks.lock(STARTUP, "7")
+    assert caught.value.items[0].info == (("session-id", "1001"),)
+    assert locks.holders() == {RUNNING: "7", STARTUP: "1001"}
+    startup.remote = None
+    locks.lock(STARTUP, "7")
+    assert set(locks.release("7")) == {RUNNING, STARTUP}
+    assert locks.holders() == {}

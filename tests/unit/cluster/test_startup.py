@@ -52,7 +52,7 @@ class Shared:
     lagging: bool = False
     delivered: list[Callable[[Record], None]] = field(default_factory=list)
 
-    def put(self, base: int, record: Record) -> int:
+    def put(self, base: int, record: Record, session: str | None = None) -> int:
         if base != len(self.versions):
             raise refuse("in-use", "startup was written on another replica meanwhile")
         kept = {**json.loads(json.dumps(record)), "revision": len(self.versions) + 1}
