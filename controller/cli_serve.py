@@ -28,10 +28,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from controller.auth import LoginSettings, ThrottleSettings  # noqa: PLC0415
     from controller.datastore.core import CoreSettings  # noqa: PLC0415
     from controller.model.limits import DocumentLimits  # noqa: PLC0415
+    from controller.netconf.bounds import LoginBounds  # noqa: PLC0415
     from controller.netconf.server import NetconfSettings  # noqa: PLC0415
-    from controller.netconf.ssh import LoginBounds  # noqa: PLC0415
     from controller.observability.logs import configure  # noqa: PLC0415
-    from controller.restconf.gate import GateSettings  # noqa: PLC0415
+    from controller.restconf.bounds import GateSettings  # noqa: PLC0415
     from controller.restconf.server import ListenSettings, TlsSettings  # noqa: PLC0415
     from controller.server import ServeSettings  # noqa: PLC0415
 
@@ -159,12 +159,12 @@ def _log_keep(text: str) -> int:
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from controller.netconf.server import (  # noqa: PLC0415
+    from controller.netconf.bounds import (  # noqa: PLC0415
         DEFAULT_MAX_MESSAGE,
         DEFAULT_MAX_SESSIONS,
     )
-    from controller.netconf.server import DEFAULT_PORT as NETCONF_PORT  # noqa: PLC0415
-    from controller.restconf.server import (  # noqa: PLC0415
+    from controller.netconf.bounds import DEFAULT_PORT as NETCONF_PORT  # noqa: PLC0415
+    from controller.restconf.bounds import (  # noqa: PLC0415
         DEFAULT_ADDRESS,
         DEFAULT_MAX_BODY,
         DEFAULT_PORT,

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from controller.auth.throttle import LoginSettings, ThrottleSettings
+from controller.datastore.bus import DEFAULT_PER_USER
+from controller.datastore.limits import MAX_EDIT_NODES
+from controller.model.limits import DocumentLimits
+from controller.netconf.bounds import LoginBounds
+from controller.restconf.bounds import GateSettings
+
 
 def add_history_options(serve: argparse.ArgumentParser) -> None:
     """What the server keeps of its own past: commits, audit records, decision records."""
@@ -33,9 +40,6 @@ def add_history_options(serve: argparse.ArgumentParser) -> None:
 
 def add_login_options(serve: argparse.ArgumentParser) -> None:
     """Throttling of failed logins and the bounds on NETCONF connections before login."""
-    from controller.auth.logins import LoginSettings  # noqa: PLC0415
-    from controller.auth.throttle import ThrottleSettings  # noqa: PLC0415
-    from controller.netconf.ssh import LoginBounds  # noqa: PLC0415
 
     throttle, bounds = ThrottleSettings(), LoginBounds()
     group = serve.add_argument_group(
@@ -96,7 +100,6 @@ def add_login_options(serve: argparse.ArgumentParser) -> None:
 
 def add_restconf_options(serve: argparse.ArgumentParser) -> None:
     """How long RESTCONF waits for a client, and for how many."""
-    from controller.restconf.gate import GateSettings  # noqa: PLC0415
 
     gate = GateSettings()
     group = serve.add_argument_group(
@@ -144,9 +147,6 @@ def add_restconf_options(serve: argparse.ArgumentParser) -> None:
 
 def add_limit_options(serve: argparse.ArgumentParser) -> None:
     """The shape of NETCONF messages and RESTCONF bodies."""
-    from controller.datastore.bus import DEFAULT_PER_USER  # noqa: PLC0415
-    from controller.datastore.core import MAX_EDIT_NODES  # noqa: PLC0415
-    from controller.model.limits import DocumentLimits  # noqa: PLC0415
 
     limits = DocumentLimits()
     group = serve.add_argument_group(

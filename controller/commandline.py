@@ -21,7 +21,7 @@ class DefaultsShown(argparse.HelpFormatter):
 def add_operations_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """``--metrics-address``, ``--log-format``, ``--log-level`` and ``--verbose`` of every
     long-running command (the management listener's default port is ``command``'s)."""
-    from controller.observability.listener import DEFAULT_PORTS  # noqa: PLC0415
+    from controller.observability.ports import DEFAULT_PORTS  # noqa: PLC0415
 
     port = DEFAULT_PORTS.get(command)
     parser.add_argument(

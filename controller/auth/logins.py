@@ -19,18 +19,16 @@ operational state ``cats-controller-admin:logins``.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
 from controller.audit import login_failed
 from controller.auth.hashing import HashPool, PoolBusyError
 from controller.auth.passwords import SuccessCache, dummy_hash
-from controller.auth.throttle import Throttle, ThrottleSettings
+from controller.auth.throttle import LoginSettings, Throttle
 
 LOG = logging.getLogger("catsctl.auth")
 TRANSPORTS = ("restconf", "netconf")
@@ -45,15 +43,6 @@ class Outcome(StrEnum):
     FAILED = "failed"
     THROTTLED = "throttled"
     BUSY = "busy"
-
-
-@dataclass(frozen=True, slots=True)
-class LoginSettings:
-    """The throttle's limits and the size of the password-check pool."""
-
-    throttle: ThrottleSettings = field(default_factory=ThrottleSettings)
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)  # niced processes
-    queue: int = 16
 
 
 #: Checks a password against a crypt hash (a :class:`~.hashing.HashPool`'s ``check``).

@@ -18,8 +18,9 @@ bounded (least recently failed dropped first).
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,15 @@ class ThrottleSettings:
     forget_after: float = 900.0
     trusted_for: float = 86_400.0
     table_size: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class LoginSettings:
+    """The throttle's limits and the size of the password-check pool."""
+
+    throttle: ThrottleSettings = field(default_factory=ThrottleSettings)
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)  # niced processes
+    queue: int = 16
 
 
 @dataclass(slots=True)

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from controller.auth.logins import Checker, Logins, LoginSettings
+from controller.auth.logins import Checker, Logins
+from controller.auth.throttle import LoginSettings
 from controller.datastore.api import (
     SYSTEM,
     Content,

@@ -33,6 +33,7 @@ from controller.datastore.contexts import Contexts
 from controller.datastore.errors import refuse
 from controller.datastore.files import REAL_DISK, Disk
 from controller.datastore.history import HistoryRecorder
+from controller.datastore.limits import MAX_EDIT_NODES
 from controller.datastore.locks import Locks, SharedLock
 from controller.datastore.preparse import Preparse
 from controller.datastore.replication import Replication, SharedStartup
@@ -43,8 +44,6 @@ from controller.datastore.validation import Validator
 from controller.model import nodes
 from controller.model.schema import Schema
 from controller.types import DataPath
-
-MAX_EDIT_NODES = 2_000_000  # about 300k list entries of a few leaves each
 
 
 @dataclass(frozen=True, slots=True)

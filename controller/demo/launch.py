@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
-from controller.observability.listener import DEFAULT_PORTS
+from controller.observability.ports import DEFAULT_PORTS
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]

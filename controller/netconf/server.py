@@ -25,15 +25,18 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from controller.errors import CatsError, listen_error
+from controller.netconf.bounds import (
+    DEFAULT_ADDRESS,
+    DEFAULT_MAX_MESSAGE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_PORT,
+    LoginBounds,
+)
 from controller.netconf.messages import XmlLimits
 from controller.netconf.session import NetconfSession, SessionEnv
-from controller.netconf.ssh import TRANSPORT, Credentials, LoginBounds, SshAuth, Startups
+from controller.netconf.ssh import TRANSPORT, Credentials, SshAuth, Startups
 
 LOG = logging.getLogger(__name__)
-DEFAULT_ADDRESS = "127.0.0.1"
-DEFAULT_PORT = 8830
-DEFAULT_MAX_SESSIONS = 200
-DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 HOST_KEY = "netconf-host-key"
 HOST_KEY_ECDSA = "netconf-host-key-ecdsa"
 ACCEPT_POLL_S = 0.2

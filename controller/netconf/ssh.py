@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from typing import Protocol
 
 import paramiko
@@ -27,12 +26,9 @@ from paramiko.common import (
 )
 
 from controller.datastore.api import Principal
+from controller.netconf.bounds import LoginBounds
 
 TRANSPORT = "netconf"
-DEFAULT_MAX_STARTUPS = 128
-DEFAULT_MAX_STARTUPS_PER_SOURCE = DEFAULT_MAX_STARTUPS  # none but the total, as in OpenSSH
-DEFAULT_LOGIN_GRACE_S = 30.0
-DEFAULT_MAX_AUTH_TRIES = 6
 
 
 class Credentials(Protocol):
@@ -49,16 +45,6 @@ class Credentials(Protocol):
 
     def count(self, transport: str, counter: str) -> None:
         """Count a refused or timed-out connection (``cats-controller-admin:logins``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LoginBounds:
-    """The bounds on connections before they authenticate."""
-
-    max_startups: int = DEFAULT_MAX_STARTUPS
-    max_startups_per_source: int = DEFAULT_MAX_STARTUPS_PER_SOURCE
-    login_grace_time: float = DEFAULT_LOGIN_GRACE_S
-    max_auth_tries: int = DEFAULT_MAX_AUTH_TRIES
 
 
 class Startups:

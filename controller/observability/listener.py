@@ -20,10 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Info, generate_latest
 
 from controller import __version__
+from controller.observability.ports import DEFAULT_PORTS
 
 LOG = logging.getLogger("catsctl.management")
-#: The management port of each command when ``--metrics-address`` is not given.
-DEFAULT_PORTS = {"serve": 9180, "sci": 9181, "csma": 9182, "cnma": 9183, "forwarder": 9184}
 #: ``cats_build_info``: here, with the listener, so that every process that serves /metrics
 #: has it, whatever else it imports.
 BUILD = Info("cats_build", "The running version of cats-controller")

@@ -30,26 +30,16 @@ import socket
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from cheroot import connections
 from cheroot.makefile import StreamWriter
 
+from controller.restconf.bounds import GateSettings
+
 HEAD_END = b"\r\n\r\n"
 SELECT_S = 0.25
 _LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t]*\r\n", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class GateSettings:
-    """Timeouts and bounds of connections before a worker takes them."""
-
-    header_timeout: float = 10.0
-    body_timeout: float = 60.0
-    idle_timeout: float = 60.0
-    max_connections: int = 1024
-    max_per_source: int = 128
 
 
 BUFFER_SIZE = 64 * 1024  # the largest head (with a small body) read in the gate

@@ -20,14 +20,12 @@ from cheroot.ssl.builtin import BuiltinSSLAdapter
 from controller.errors import listen_error
 from controller.model.limits import DocumentLimits
 from controller.restconf.auth import ConnectionMemo
-from controller.restconf.gate import Gate, GateSettings
+from controller.restconf.bounds import DEFAULT_ADDRESS, DEFAULT_MAX_BODY, DEFAULT_PORT, GateSettings
+from controller.restconf.gate import Gate
 from controller.restconf.wsgi import CONNECTION_MEMO, DETACH
 
 LOG = logging.getLogger(__name__)
-DEFAULT_ADDRESS = "127.0.0.1"
-DEFAULT_PORT = 8080
 DEFAULT_THREADS = 32
-DEFAULT_MAX_BODY = 16 * 1024 * 1024
 KEEP_ALIVE_WAIT_MS = 1
 
 

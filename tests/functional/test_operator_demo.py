@@ -19,7 +19,7 @@ from controller.demo.bed import Bed, BedSettings, start_bed
 from controller.demo.forwarders import CS_IDS, INGRESS_NAME, ST, inventory, service, steering
 from controller.demo.launch import wait_until
 from controller.demo.scenarios import ALL, ARS, PATH_MS
-from controller.observability.listener import DEFAULT_PORTS
+from controller.observability.ports import DEFAULT_PORTS
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.functional
