@@ -208,10 +208,16 @@ class Applier:
         before = next_sibling_path(existing)
         self.undo.add(UndoRecord(UndoKind.RESTORE, path, old, next_instance_path(existing)))
         if edit.operation is EditOperation.REPLACE:
-            self.tree.free(existing)
-            self._merge(top)
-            if before is not None:
-                self._move_to(path, InsertWhere.BEFORE, before)
+            if value != top and nodes.in_place(existing, value):
+                # an ordered-by system entry keeps its place (relinked, libyang would append
+                # it at its list's end); the rest of the scratch tree is freed after
+                nodes.native.unlink(value)
+                nodes.take_content(existing, value)
+            else:
+                self.tree.free(existing)
+                self._merge(top)
+                if before is not None:
+                    self._move_to(path, InsertWhere.BEFORE, before)
             whole: tuple[DataPath, ...] = (path,)
         else:
             whole = (path,) if self.coarse else tuple(_terminal_paths(value))

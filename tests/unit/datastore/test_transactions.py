@@ -289,3 +289,29 @@ def test_an_undone_merge_puts_the_entry_back_as_it_was_where_it_was(core: Core) 
     top = read_top(core)
     assert [int(i["id"]) for i in top["item"]] == [1, 2, 3, 4]  # in place, not at the end
     assert top["item"][1]["addr"] == "b2"
+
+
+def test_a_replaced_entry_keeps_its_place_and_an_undone_one_comes_back(core: Core) -> None:
+    """RFC 6241 replace (RESTCONF PUT) of an entry in the middle of a system-ordered list
+    leaves it where it was, with the new content only; a refused transaction that replaced
+    entries puts them back as they were, where they were."""
+    for key in (2, 3, 4):
+        core.edit(RUNNING, [create(item_path(key), item(key))], SYSTEM)
+    before = read_json(core, None)
+    replaced = item(3, addr="c3", name="whole", pool="p1")
+
+    def replace(key: int, value: dict[str, object]) -> Edit:
+        return Edit(EditOperation.REPLACE, item_path(key), document(item_path(key), value))
+
+    error = refused(
+        core,
+        replace(2, item(2, addr="c2")),
+        replace(3, replaced),
+        create(item_path(9), item(9, pool="nope")),  # refused: the whole transaction is undone
+    )
+    assert error.items[0].tag == "data-missing"
+    assert read_json(core, None) == before
+    core.edit(RUNNING, [replace(3, replaced)], SYSTEM)
+    top = read_top(core)
+    assert [int(i["id"]) for i in top["item"]] == [1, 2, 3, 4]  # in place, not at the end
+    assert top["item"][2] == {"id": 3, "name": "whole", "addr": "c3", "pool": "p1"}
