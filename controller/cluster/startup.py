@@ -106,7 +106,7 @@ class EtcdStartup:
                 for item in self.etcd.watch(self.key, self._revision + 1, self._stop):
                     if item is not None and item.key == self.key:
                         self._revision = max(self._revision, item.mod_revision)
-                        _deliver(deliver, record_of(item))
+                        _deliver_value(deliver, item)
             except Compacted:
                 try:
                     found = self.read()
@@ -125,6 +125,21 @@ class EtcdStartup:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+
+def _deliver_value(deliver: Callable[[Record], None], item: KeyValue) -> None:
+    """Deliver the startup an etcd value holds; a value no replica wrote (not a startup
+    record) is logged and skipped, and the watch goes on."""
+    try:
+        record = record_of(item)
+    except ValueError as exc:  # json's errors are ValueErrors too
+        LOG.error(
+            "the cluster's startup at revision %d is not a startup record (%s): ignored",
+            item.mod_revision,
+            exc,
+        )
+        return
+    _deliver(deliver, record)
 
 
 def _deliver(deliver: Callable[[Record], None], record: Record) -> None:

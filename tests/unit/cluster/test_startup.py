@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from controller.cluster.etcd import KeyValue
-from controller.cluster.startup import changed_meanwhile, encoded, record_of
+from controller.cluster.etcd import Etcd, KeyValue
+from controller.cluster.startup import EtcdStartup, changed_meanwhile, encoded, record_of
 from controller.datastore import Core, CoreSettings
 from controller.datastore.api import (
     SYSTEM,
@@ -188,3 +190,43 @@ def test_the_record_as_etcd_holds_it() -> None:
     refusal = changed_meanwhile([{"response_range": {"kvs": [kv]}}])
     assert "(by alice on cps1)" in refusal
     assert "retry" in changed_meanwhile([])
+
+
+@dataclass
+class WatchedKey:
+    """An etcd watch of one key that yields the given values, then waits for its stop."""
+
+    values: list[KeyValue]
+
+    def watch(self, key: str, start: int, stop: threading.Event) -> Iterator[KeyValue | None]:
+        while self.values:
+            yield self.values.pop(0)
+        stop.wait()
+
+
+def test_a_value_no_replica_wrote_is_skipped_and_the_watch_goes_on() -> None:
+    record: Record = {"document": "{}", "user": "alice", "time": "t"}
+    good = encoded(record, "cps1").encode()
+    watched = WatchedKey(
+        [
+            KeyValue("/cats/startup", b"not json", 5),
+            KeyValue("/cats/startup", b'{"user": "x"}', 6),
+            KeyValue("/cats/startup", good, 7),
+        ]
+    )
+    startup = EtcdStartup(typing.cast(Etcd, watched), "cps2")
+    delivered: list[Record] = []
+    arrived = threading.Event()
+
+    def deliver(found: Record) -> None:
+        delivered.append(found)
+        arrived.set()
+
+    startup.start(deliver)
+    try:
+        assert arrived.wait(30)
+        assert [found["revision"] for found in delivered] == [7]
+        assert startup._thread is not None
+        assert startup._thread.is_alive()  # the bad values ended nothing
+    finally:
+        startup.close()
