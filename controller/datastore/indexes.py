@@ -1,9 +1,14 @@
-"""Indexes of unit entries: ``unique`` tables, reference sets and entry counts.
+"""Indexes of unit entries: ``unique`` tables, reference counts and entry counts.
 
 They answer in O(1) the constraints that cross an entry's boundary (RFC 7950 7.8.3 unique,
 7.7.5/7.7.6 min/max-elements, 9.9 require-instance of a leafref into a deleted entry), which
 ``lyd_find_xpath`` could only answer with a scan (52 ms at 100k entries). Checks run on the
 state after a whole transaction: swapping two unique values in one edit is valid.
+
+Memory (100k entries): a row per entry keeps its unique values and the entries its leafrefs
+point at (one shared tuple per distinct set of targets); references are counted per target,
+not listed, so a refused delete of a referenced entry finds one referrer to name by a scan of
+the rows (tens of milliseconds, on that refusal only).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ class Row:
     unit: SchemaPath
     key: str  # the single key's value ("" for multi-key lists, never referenced)
     uniques: tuple[tuple[str, ...] | None, ...]  # None when a leaf of the constraint is absent
-    refs: tuple[tuple[RefKey, DataPath], ...]  # (referenced entry, referring leaf)
+    refs: tuple[RefKey, ...]  # the entries its tracked leafrefs point at (one per leaf)
 
 
 def _error(
@@ -71,15 +76,17 @@ class Indexes:
         self.units = dict(units)
         self.rows: dict[DataPath, Row] = {}
         self.unique: dict[SchemaPath, list[dict[tuple[str, ...], DataPath]]] = {}
-        self.refs: dict[RefKey, set[DataPath]] = {}
+        self.refs: Counter[RefKey] = Counter()  # how many leafrefs point at each entry
         self.counts: Counter[SchemaPath] = Counter()
         self._ref_keys: dict[RefKey, RefKey] = {}
+        self._ref_sets: dict[tuple[RefKey, ...], tuple[RefKey, ...]] = {}
         self._clear()
 
     def _clear(self) -> None:
         self.rows.clear()
         self.refs.clear()
         self._ref_keys.clear()
+        self._ref_sets.clear()
         self.counts.clear()
         self.unique = {path: [{} for _ in unit.uniques] for path, unit in self.units.items()}
 
@@ -102,13 +109,13 @@ class Indexes:
         for spec in unit.uniques:
             values = [self._value(node, leaf) for leaf in spec]
             uniques.append(None if None in values else tuple(v or "" for v in values))
-        refs = [
-            (self._interned(ref.target_list, nodes.value_of(leaf)), nodes.path_of(leaf))
+        refs = tuple(
+            self._interned(ref.target_list, nodes.value_of(leaf))
             for ref in unit.out_refs
             if ref.target_list is not None
             for leaf in self._referrers(node, ref)
-        ]
-        return Row(unit.path, key or "", tuple(uniques), tuple(refs))
+        )
+        return Row(unit.path, key or "", tuple(uniques), self._ref_sets.setdefault(refs, refs))
 
     def targets(self, unit: Unit, node: Any) -> list[tuple[DataPath, tuple[str, ...]]]:
         """What an entry's tracked leafrefs point at: (data path, leaves to copy with it)."""
@@ -191,24 +198,28 @@ class Indexes:
             before = self.rows.get(entry)
             if row is not None or before is None or not self.units[before.unit].incoming:
                 continue
-            referrers = set(self.refs.get((before.unit, before.key), ()))
+            target = (before.unit, before.key)
+            count = self.refs.get(target, 0)
             for other, other_row in rows.items():
                 old = self.rows.get(other)
-                referrers -= {
-                    leaf
-                    for ref, leaf in (old.refs if old else ())
-                    if ref[1] == before.key and ref[0] == before.unit
-                }
-                referrers |= {
-                    leaf
-                    for ref, leaf in (other_row.refs if other_row else ())
-                    if ref == (before.unit, before.key)
-                }
-            if referrers:
-                leaf = min(referrers)
+                count -= (old.refs if old else ()).count(target)
+                count += (other_row.refs if other_row else ()).count(target)
+            if count > 0:
+                leaf = self._referrer(target, rows)
                 message = f'Invalid leafref value "{before.key}" - its target {entry} is deleted.'
                 errors.append(_error("data-missing", "instance-required", message, leaf))
         return errors
+
+    def _referrer(self, target: RefKey, rows: Mapping[DataPath, Row | None]) -> str:
+        """One leafref left pointing at ``target`` after the transaction ``rows``, for the
+        refusal's path (the smallest entry path; the leaf itself unless it is one of several
+        instances): a scan of the rows, on a refusal only."""
+        changed = [(entry, row) for entry, row in rows.items() if row is not None]
+        kept = ((e, r) for e, r in self.rows.items() if e not in rows)
+        entry, row = min((e, r) for e, r in (*changed, *kept) if target in r.refs)
+        unit = self.units[row.unit]
+        ref = next(ref for ref in unit.out_refs if ref.target_list == target[0])
+        return entry if ref.multi or not ref.leaf else f"{entry}/{ref.leaf}"
 
     def apply(self, rows: Mapping[DataPath, Row | None]) -> None:
         """Make a checked transaction's rows current."""
@@ -226,8 +237,10 @@ class Indexes:
         for index, values in enumerate(row.uniques):
             if values is not None and self.unique[row.unit][index].get(values) == entry:
                 del self.unique[row.unit][index][values]
-        for ref, leaf in row.refs:
-            self.refs.get(ref, set()).discard(leaf)
+        for ref in row.refs:
+            self.refs[ref] -= 1
+            if self.refs[ref] <= 0:
+                del self.refs[ref]
 
     def _add(self, entry: DataPath, row: Row) -> None:
         self.rows[entry] = row
@@ -235,8 +248,8 @@ class Indexes:
         for index, values in enumerate(row.uniques):
             if values is not None:
                 self.unique[row.unit][index][values] = entry
-        for ref, leaf in row.refs:
-            self.refs.setdefault(ref, set()).add(leaf)
+        for ref in row.refs:
+            self.refs[ref] += 1
 
     def rebuild(self, first: Any) -> None:
         """Index every unit entry of a tree (at load and after a broad change)."""
