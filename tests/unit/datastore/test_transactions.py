@@ -111,6 +111,7 @@ def test_deleting_a_referenced_pool_is_refused(core: Core) -> None:
     error = refused(core, Edit(EditOperation.DELETE, DataPath(f"{TOP}/pool[name='p1']")))
     assert error.items[0].tag == "data-missing"
     assert error.items[0].app_tag == "instance-required"
+    assert error.items[0].path == f"{item_path(1)}/pool"  # the leafref left pointing at it
     core.edit(RUNNING, [Edit(EditOperation.DELETE, DataPath(f"{TOP}/pool[name='p2']"))], SYSTEM)
 
 
