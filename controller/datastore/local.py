@@ -218,8 +218,8 @@ class LocalValidation:
         )
 
     def _kept(self, unit: Unit) -> frozenset[str]:
-        """The nodes of a unit entry the indexes read, relative to the entry (its keys too
-        for an entry referenced; an update never changes them)."""
+        """The nodes of a unit entry the indexes read, relative to the entry (not its keys:
+        an update never changes them)."""
         kept = self._kept_nodes.get(unit.path)
         if kept is None:
             names = {leaf for spec in unit.uniques for leaf in spec}
