@@ -54,9 +54,7 @@ from tests.functional.restconf_server import ADMIN, JSON, Server, admin_policy, 
 from tests.functional.test_agent_selection import (
     AS,
     Csma,
-    _instances,
     call,
-    csma_process,
     session,
 )
 from tests.functional.test_agent_steering import (
@@ -74,7 +72,7 @@ from tests.functional.test_cluster_leader import (
     leader_of,
     pushes,
 )
-from tests.functional.test_cluster_sessions import PREFIX, leader_state, reconciled
+from tests.functional.test_cluster_sessions import PREFIX, agents, leader_state, reconciled
 from tests.functional.test_forwarder import CPS, Forwarder
 from tests.functional.test_service_metrics import CF2, CF3, SCI1, SCI3
 from tests.functional.test_steering import A_ID, report, running_services, target
@@ -153,21 +151,8 @@ def located(delay: float, locators: list[str]) -> list[drafts.Spec]:
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     folder = tmp_path_factory.mktemp("failover")
     specs = located(0.6, [f"127.0.0.1:{free_port()}" for _ in range(2)])  # C preferred
-    forwarder = Forwarder(folder, name="ingress-1", forwarder_id=A_ID)
     with contextlib.ExitStack() as stack:
-        forwarder.start()
-        stack.callback(forwarder.stop)
-        reports = {  # it reports nowhere: the test advertises for it
-            "url": f"http://127.0.0.1:{free_port()}/restconf",
-            "username": "csma-1",
-            "password": "csma-1-report",
-        }
-        login = ("cps-1", "cps-1-secret")
-        csma = stack.enter_context(
-            csma_process(folder, "csma-1", _instances(specs), login, reports)
-        )
-        csma.wait()
-        wait_until(forwarder.up, "the forwarder is up")
+        forwarder, csma = agents(stack, folder, specs, A_ID)
         cluster = stack.enter_context(running_cluster(folder, seed(specs, csma.c_sma(), forwarder)))
         now = time.time()
         for replica in cluster.replicas:  # each replica keeps its own candidate book

@@ -18,6 +18,7 @@ import functools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ import pytest
 from controller.cluster.etcd import Etcd, endpoints_of
 from tests.functional.cluster import Cluster, running_cluster, wait_until
 from tests.functional.restconf_server import Server, free_port
-from tests.functional.test_agent_selection import _instances, call, csma_process
+from tests.functional.test_agent_selection import Csma, _instances, call, csma_process
 from tests.functional.test_agent_steering import SERVICE, _seed, rules_of
 from tests.functional.test_cluster_leader import forwarder_term, leader_of
 from tests.functional.test_forwarder import Forwarder
@@ -44,6 +45,26 @@ class Bed:
     specs: list[drafts.Spec]
 
 
+def agents(
+    stack: contextlib.ExitStack, folder: Path, specs: list[drafts.Spec], forwarder_id: str
+) -> tuple[Forwarder, Csma]:
+    """An ingress forwarder and a C-SMA answering for ``specs`` that reports nowhere (the
+    tests advertise for it), both up, stopped when ``stack`` closes."""
+    forwarder = Forwarder(folder, name="ingress-1", forwarder_id=forwarder_id)
+    forwarder.start()
+    stack.callback(forwarder.stop)
+    report = {
+        "url": f"http://127.0.0.1:{free_port()}/restconf",
+        "username": "csma-1",
+        "password": "csma-1-report",
+    }
+    login = ("cps-1", "cps-1-secret")
+    csma = stack.enter_context(csma_process(folder, "csma-1", _instances(specs), login, report))
+    csma.wait()
+    wait_until(forwarder.up, "the forwarder is up")
+    return forwarder, csma
+
+
 @pytest.fixture
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
     folder = tmp_path_factory.mktemp("sessions")
@@ -51,19 +72,8 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
         replace(s, csci_id=f"127.0.0.1:{free_port()}", service=SERVICE)
         for s in drafts.example_84(0.5)
     ]
-    forwarder = Forwarder(folder, name="ingress-1", forwarder_id="10.0.0.1")
     with contextlib.ExitStack() as stack:
-        forwarder.start()
-        stack.callback(forwarder.stop)
-        report = {  # it reports nowhere: the tests advertise for it
-            "url": f"http://127.0.0.1:{free_port()}/restconf",
-            "username": "csma-1",
-            "password": "csma-1-report",
-        }
-        login = ("cps-1", "cps-1-secret")
-        csma = stack.enter_context(csma_process(folder, "csma-1", _instances(specs), login, report))
-        csma.wait()
-        wait_until(forwarder.up, "the forwarder is up")
+        forwarder, csma = agents(stack, folder, specs, "10.0.0.1")
         document = _seed(specs, csma.c_sma(), forwarder)
         cluster = stack.enter_context(running_cluster(folder, document))
         now = time.time()
