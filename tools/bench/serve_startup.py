@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.bench import common, restconf
@@ -82,13 +83,24 @@ def _read(restconf_port: int) -> bool:
         return False
 
 
-def _patch_address(client: restconf.Client, key: int) -> int:
-    """Merge a new unique address (one no entry has) and weight into an entry."""
-    body = {"bench-list:entry": [{"id": key, "addr": f"moved-{key}", "weight": 1 + key % 1000}]}
+def _patch_address(client: restconf.Client, key: int, run: int) -> int:
+    """Merge a new unique address (one no entry has, nor had in an earlier run: the runs share
+    the state) and weight into an entry."""
+    address = f"moved-{run}-{key}"
+    body = {"bench-list:entry": [{"id": key, "addr": address, "weight": 1 + key % 1000}]}
     return client.call("PATCH", f"{restconf.ENTRY}={key}", body)[0]
 
 
-def one_run(state: Path, folder: Path, edits: int, size: int, kind: str) -> None:
+@dataclass(frozen=True)
+class Workload:
+    """The edits of a run: how many, over how many entries, of which kind."""
+
+    edits: int
+    size: int
+    kind: str
+
+
+def one_run(state: Path, folder: Path, work: Workload, run: int) -> None:
     """Start, measure, edit, measure, stop one server on the copy of ``state``."""
     copy = folder / "state"  # the first run makes the host keys and the history
     if not copy.exists():
@@ -135,17 +147,18 @@ def one_run(state: Path, folder: Path, edits: int, size: int, kind: str) -> None
         )
         client = restconf.Client(port)
         edit_began = time.monotonic()
-        for number in range(edits):
-            key = (number * 7919) % size
-            if kind == "unique":
-                status = _patch_address(client, key)
+        for number in range(work.edits):
+            key = (number * 7919) % work.size
+            if work.kind == "unique":
+                status = _patch_address(client, key, run)
             else:
                 status = restconf.patch(client, key)
             if status != 204:  # noqa: PLR2004
                 raise SystemExit(f"PATCH answered {status}")
         took = time.monotonic() - edit_began
         print(
-            f"after {edits} PATCHes ({kind}, {took:.1f} s): RSS {rss_mib(process.pid):6.1f} MiB  "
+            f"after {work.edits} PATCHes ({work.kind}, {took:.1f} s): "
+            f"RSS {rss_mib(process.pid):6.1f} MiB  "
             f"cpu {cpu_seconds(process.pid):5.2f} s  load {os.getloadavg()[0]:.1f}"
         )
     finally:
@@ -168,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.state / "running.json").exists():
         raise SystemExit(f"no state in {args.state}: run python -m tools.bench.startup_read")
     with tempfile.TemporaryDirectory(prefix="cats-serve-startup-") as folder:
-        for _ in range(args.runs):
-            one_run(args.state, Path(folder), args.edits, args.size, args.edit_kind)
+        for run in range(args.runs):
+            work = Workload(args.edits, args.size, args.edit_kind)
+            one_run(args.state, Path(folder), work, run)
     return 0
 
 
