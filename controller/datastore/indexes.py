@@ -5,10 +5,12 @@ They answer in O(1) the constraints that cross an entry's boundary (RFC 7950 7.8
 ``lyd_find_xpath`` could only answer with a scan (52 ms at 100k entries). Checks run on the
 state after a whole transaction: swapping two unique values in one edit is valid.
 
-Memory (100k entries): a row per entry keeps its unique values and the entries its leafrefs
-point at (one shared tuple per distinct set of targets); references are counted per target,
-not listed, so a refused delete of a referenced entry finds one referrer to name by a scan of
-the rows (tens of milliseconds, on that refusal only).
+Memory (100k entries): what is kept of each entry (its unique values, the entries its
+leafrefs point at as the number of a shared set) lives in an in-memory SQLite database
+(:mod:`.entrystore`), a few tens of bytes an entry; references are counted per target, not
+listed, so a refused delete of a referenced entry finds one referrer to name by a scan of the
+rows (tens of milliseconds, on that refusal only). The rows of a transaction being checked
+are Python objects (:class:`Row`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.datastore.entrystore import EntryStore, release_freed_memory
 from controller.datastore.errors import DatastoreError
 from controller.datastore.plan import OutRef, Unit
 from controller.errors import ErrorItem, ErrorType
@@ -74,21 +77,42 @@ class Indexes:
     def __init__(self, ctx: Any, units: Mapping[SchemaPath, Unit]) -> None:
         self.ctx = ctx
         self.units = dict(units)
-        self.rows: dict[DataPath, Row] = {}
-        self.unique: dict[SchemaPath, list[dict[tuple[str, ...], DataPath]]] = {}
+        self._store = EntryStore(list(self.units))
         self.refs: Counter[RefKey] = Counter()  # how many leafrefs point at each entry
         self.counts: Counter[SchemaPath] = Counter()
         self._ref_keys: dict[RefKey, RefKey] = {}
         self._ref_sets: dict[tuple[RefKey, ...], tuple[RefKey, ...]] = {}
+        self._set_numbers: dict[tuple[RefKey, ...], int] = {}  # stored as these numbers
+        self._sets: list[tuple[RefKey, ...]] = []
         self._clear()
 
+    def close(self) -> None:
+        """Free the stored rows (the indexes are not used after)."""
+        self._store.close()
+
     def _clear(self) -> None:
-        self.rows.clear()
+        self._store.clear()
         self.refs.clear()
         self._ref_keys.clear()
         self._ref_sets.clear()
+        self._set_numbers.clear()
+        self._sets.clear()
         self.counts.clear()
-        self.unique = {path: [{} for _ in unit.uniques] for path, unit in self.units.items()}
+
+    def _set_number(self, refs: tuple[RefKey, ...]) -> int:
+        number = self._set_numbers.get(refs)
+        if number is None:
+            number = self._set_numbers[refs] = len(self._sets)
+            self._sets.append(refs)
+        return number
+
+    def _before(self, entry: DataPath) -> Row | None:
+        """The row of ``entry`` as the indexes keep it (without its unique values, which
+        only the store's owners hold)."""
+        stored = self._store.get(entry)
+        if stored is None:
+            return None
+        return Row(stored.unit, stored.key, (), self._sets[stored.refs])
 
     def _interned(self, target: SchemaPath, value: str) -> RefKey:
         """One object per referenced entry, however many entries point at it (memory)."""
@@ -155,7 +179,7 @@ class Indexes:
             for index, values in enumerate(row.uniques):
                 if values is None:
                     continue
-                owner = self.unique[row.unit][index].get(values)
+                owner = self._store.owner(row.unit, index, values)
                 if owner is not None and (owner in rows or owner == entry):
                     owner = None  # that entry is being changed too: judged by its new row
                 owner = owner or claimed.get((row.unit, index, values))
@@ -175,7 +199,7 @@ class Indexes:
     def _count_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
         delta: Counter[SchemaPath] = Counter()
         for entry, row in rows.items():
-            before = self.rows.get(entry)
+            before = self._before(entry)
             if (before is None) != (row is None):
                 unit = (row or before).unit  # type: ignore[union-attr]
                 delta[unit] += 1 if row is not None else -1
@@ -195,13 +219,13 @@ class Indexes:
     def _ref_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
         errors: list[ErrorItem] = []
         for entry, row in rows.items():
-            before = self.rows.get(entry)
+            before = self._before(entry)
             if row is not None or before is None or not self.units[before.unit].incoming:
                 continue
             target = (before.unit, before.key)
             count = self.refs.get(target, 0)
             for other, other_row in rows.items():
-                old = self.rows.get(other)
+                old = self._before(other)
                 count -= (old.refs if old else ()).count(target)
                 count += (other_row.refs if other_row else ()).count(target)
             if count > 0:
@@ -214,10 +238,11 @@ class Indexes:
         """One leafref left pointing at ``target`` after the transaction ``rows``, for the
         refusal's path (the smallest entry path; the leaf itself unless it is one of several
         instances): a scan of the rows, on a refusal only."""
-        changed = [(entry, row) for entry, row in rows.items() if row is not None]
-        kept = ((e, r) for e, r in self.rows.items() if e not in rows)
-        entry, row = min((e, r) for e, r in (*changed, *kept) if target in r.refs)
-        unit = self.units[row.unit]
+        changed = [(e, r.unit) for e, r in rows.items() if r is not None and target in r.refs]
+        sets = [number for number, refs in enumerate(self._sets) if target in refs]
+        kept = [(e, u) for e, u in self._store.with_refs(sets) if e not in rows]
+        entry, path = min([*changed, *kept])
+        unit = self.units[path]
         ref = next(ref for ref in unit.out_refs if ref.target_list == target[0])
         return entry if ref.multi or not ref.leaf else f"{entry}/{ref.leaf}"
 
@@ -230,32 +255,43 @@ class Indexes:
                 self._add(entry, row)
 
     def _forget(self, entry: DataPath) -> None:
-        row = self.rows.pop(entry, None)
-        if row is None:
+        stored = self._store.drop(entry)  # with the unique values it owns
+        if stored is None:
             return
-        self.counts[row.unit] -= 1
-        for index, values in enumerate(row.uniques):
-            if values is not None and self.unique[row.unit][index].get(values) == entry:
-                del self.unique[row.unit][index][values]
-        for ref in row.refs:
+        self.counts[stored.unit] -= 1
+        for ref in self._sets[stored.refs]:
             self.refs[ref] -= 1
             if self.refs[ref] <= 0:
                 del self.refs[ref]
 
     def _add(self, entry: DataPath, row: Row) -> None:
-        self.rows[entry] = row
+        self._store.put(entry, row.unit, row.key, self._set_number(row.refs))
         self.counts[row.unit] += 1
         for index, values in enumerate(row.uniques):
             if values is not None:
-                self.unique[row.unit][index][values] = entry
+                self._store.own(entry, row.unit, index, values)
         for ref in row.refs:
             self.refs[ref] += 1
 
     def rebuild(self, first: Any) -> None:
         """Index every unit entry of a tree (at load and after a broad change)."""
         self._clear()
+        rows: list[tuple[DataPath, SchemaPath, str, int]] = []
+        owners: list[tuple[DataPath, SchemaPath, int, tuple[str, ...]]] = []
         for unit in self.units.values():
             for node in nodes.find_all(self.ctx, first, unit.path) if first else ():
                 row = self.row(unit, node)
-                if row is not None:
-                    self._add(nodes.path_of(node), row)
+                if row is None:
+                    continue
+                entry = nodes.path_of(node)
+                rows.append((entry, row.unit, row.key, self._set_number(row.refs)))
+                owners.extend(
+                    (entry, row.unit, index, values)
+                    for index, values in enumerate(row.uniques)
+                    if values is not None
+                )
+                self.counts[row.unit] += 1
+                for ref in row.refs:
+                    self.refs[ref] += 1
+        self._store.load(rows, owners)
+        release_freed_memory()  # the walk's garbage, returned to the system

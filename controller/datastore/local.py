@@ -109,6 +109,8 @@ class LocalValidation:
     def install(self, prepared: object) -> None:
         """Make indexes :meth:`prepared` made the current ones."""
         assert isinstance(prepared, Indexes)
+        if self._built is not None and self._built is not prepared:
+            self._built.close()
         self._built, self._unbuilt = prepared, None
         self._full += 1
 
