@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     timed("one edit of a weight (no index needed)", lambda: edit_one(core, args.size), 1)
     gc.collect()
     print(f"{'RSS after that edit':<44} {rss_mib():7.1f} MiB")
+    timed("indexes built (as a unique edit builds them)", core.validator.ready, 1)
+    gc.collect()
+    print(f"{'RSS with the indexes built':<44} {rss_mib():7.1f} MiB")
     timed("clean close (compaction)", core.close, 1)
     schema.close()
     return 0
