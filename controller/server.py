@@ -271,6 +271,7 @@ class Application:
             users,
             None if self.cluster is None else self.cluster.session_ids,
             None if self.cluster is None else self.cluster.confirmed,
+            None if self.cluster is None else self.cluster.kills.request,
         )
 
     def _abandon(self) -> None:
@@ -350,6 +351,8 @@ class Application:
             self.server.start()
             if self.netconf is not None and self.settings.netconf.port > 0:
                 self.netconf.server.start()
+                if self.cluster is not None:  # kill-session from other replicas
+                    self.cluster.kills.follow(self.netconf.kill_here)
         except BaseException:
             self.__exit__(None, None, None)  # a port taken: everything started is stopped
             raise

@@ -18,8 +18,7 @@ another session holds the lock, on any replica, and no check can race the write.
 
 Session ids (RFC 6241 8.1) are unique across the cluster (:class:`SessionIds`): each replica
 draws blocks of ids from one etcd counter, so that ``lock-denied``'s ``session-id`` names one
-session and ``kill-session`` of it on another replica is refused (``no session``) instead of
-killing another one.
+session, which ``kill-session`` on any replica reaches (:mod:`.kills`).
 """
 
 from __future__ import annotations

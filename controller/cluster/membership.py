@@ -10,6 +10,7 @@ from collections.abc import Callable
 from controller.cluster.confirmed import EtcdConfirmed
 from controller.cluster.election import Election
 from controller.cluster.etcd import Etcd, endpoints_of
+from controller.cluster.kills import EtcdKills
 from controller.cluster.locks import EtcdLocks, SessionIds
 from controller.cluster.records import EtcdRecords
 from controller.cluster.replication import DEFAULT_LOG_KEEP, EtcdReplication
@@ -53,6 +54,8 @@ class Membership:
         #: NETCONF session ids unique across the cluster (the lock's holder names one session)
         self.session_ids = SessionIds(self.replication.etcd)
         self.session_ids.prime()
+        #: kill-session of a session of another replica (which follows these requests)
+        self.kills = EtcdKills(Etcd(endpoints))
         #: The cluster's pending confirmed commit (any replica confirms it; the leader sweeps)
         self.confirmed = EtcdConfirmed(Etcd(endpoints), self.locks, self.election.is_leader)
         #: The lock of startup, the cluster's too (writes of startup are guarded on it)
@@ -85,6 +88,7 @@ class Membership:
         self.election.close()
         for records in self._records:
             records.close()
+        self.kills.close()
         self.locks.close()  # a lock a session here holds is released at once
         self.startup_locks.close()
         self.startup.stop()  # its watch ends while the log's does

@@ -81,7 +81,7 @@ class Operations:
         registry: Registry,
         confirmed: ConfirmedCommits,
         sources: SchemaSources,
-        kill: Callable[[int, int], None],
+        kill: Callable[[int, int], bool],
     ) -> None:
         self._core = core
         self._lookup = lookup
@@ -262,9 +262,8 @@ class Operations:
             raise bad_element("bad-element", "session-id", f"{raw!r} is not a session-id")
         if int(raw) == caller.session_id or int(raw) == 0:
             raise bad_element("invalid-value", "session-id", f"cannot kill session {raw!r}")
-        if self._registry.get(int(raw)) is None:
+        if not self._kill(int(raw), caller.session_id):  # here, or on another replica
             raise bad_element("invalid-value", "session-id", f"no session {raw}")
-        self._kill(int(raw), caller.session_id)
         return Outcome()
 
     # ---------------------------------------------------------------- candidate

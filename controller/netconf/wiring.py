@@ -40,10 +40,32 @@ class NetconfParts:
     modules: tuple[tuple[str, str | None, str], ...]
     lock_holders: Callable[[], dict[DatastoreName, str]]
     confirmed: ConfirmedCommits  # cats-controller-admin's commit with confirm-timeout uses it
+    kill_here: Callable[[int, int], bool]  # kill one of this server's sessions (a cluster's)
 
     def state(self) -> dict[str, object]:
         """``ietf-netconf-monitoring:netconf-state`` for the core's state provider."""
         return netconf_state(self.registry, self.lock_holders(), self.capabilities, self.modules)
+
+
+@dataclass(frozen=True)
+class Killer:
+    """kill-session (RFC 6241 7.9) of a session here, else of another replica's (a cluster's:
+    ``elsewhere`` says whether one held it)."""
+
+    registry: Registry
+    elsewhere: Callable[[int, int], bool] | None = None
+
+    def here(self, session_id: int, killed_by: int) -> bool:
+        """Kill one of this server's sessions; whether it was one."""
+        info = self.registry.get(session_id)
+        if info is not None:
+            info.kill(killed_by)
+        return info is not None
+
+    def __call__(self, session_id: int, killed_by: int) -> bool:
+        if self.here(session_id, killed_by):
+            return True
+        return self.elsewhere is not None and self.elsewhere(session_id, killed_by)
 
 
 def _library(core: ServerCore) -> tuple[str, str]:
@@ -64,10 +86,12 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     credentials: Credentials,
     session_ids: Callable[[], int] | None = None,
     shared_confirmed: SharedPending | None = None,
+    kill_elsewhere: Callable[[int, int], bool] | None = None,
 ) -> NetconfParts:
     """The NETCONF server over ``core`` (not started); ``session_ids`` draws the session
     ids (a cluster's, unique across its replicas; by default from 1); ``shared_confirmed`` is
-    the cluster's pending confirmed commit (by default, the server's own)."""
+    the cluster's pending confirmed commit (by default, the server's own); ``kill_elsewhere``
+    kills a session another replica holds (whether one did)."""
     registry = Registry(session_ids)
 
     def publish(document: str) -> None:
@@ -85,10 +109,7 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     )
     server_box: list[NetconfServer] = []
 
-    def kill(session_id: int, killed_by: int) -> None:
-        info = registry.get(session_id)
-        if info is not None:
-            info.kill(killed_by)
+    kill = Killer(registry, kill_elsewhere)
 
     def end_deleted(users: frozenset[str]) -> None:
         """A deleted user's sessions end at once (RFC 8341: what it may do ends with it)."""
@@ -125,4 +146,4 @@ def build_netconf(  # noqa: PLR0913, PLR0917 - wiring takes what controller.app 
     NETCONF_SESSIONS.set_function(lambda: len(registry))
     server = NetconfServer(env, settings, state_dir, credentials)
     server_box.append(server)
-    return NetconfParts(server, registry, served, modules, core.lock_holders, confirmed)
+    return NetconfParts(server, registry, served, modules, core.lock_holders, confirmed, kill.here)

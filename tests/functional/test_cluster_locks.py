@@ -133,6 +133,34 @@ def test_a_lock_ends_with_its_session_dropped_or_killed(cluster: Cluster) -> Non
             ok(unlock(other))
 
 
+def test_kill_session_reaches_the_session_of_another_replica(cluster: Cluster) -> None:
+    """lock-denied names a session of replica A; kill-session of it sent to B kills it
+    (RFC 6241 7.9: its lock released before the reply, its connection closed), and the
+    killed session's replica records who killed it. An id no replica holds is refused."""
+    a, b, _ = cluster.replicas
+    with admin_session(a) as victim, admin_session(b) as killer, admin_session(b) as other:
+        ok(lock(victim))
+        denied_by(lock(other), victim)
+        ok(killer.rpc(operation("kill-session", session_id=str(victim.session_id))))
+        ok(lock(other))  # released before kill-session was answered
+        with pytest.raises((EOFError, OSError)):
+            victim.receive()  # the server closed the victim's session
+        ok(unlock(other))
+        nobody = only_error(killer.rpc(operation("kill-session", session_id="999999999")))
+        assert nobody["tag"] == "invalid-value", nobody
+        assert "no session 999999999" in nobody["message"], nobody
+    killed = f"session {victim.session_id} of admin killed by session {killer.session_id}"
+    wait_until(lambda: killed in kills(a), "the kill in A's audit")
+
+
+def kills(server: Server) -> list[str]:
+    """The details of the kill-session records of a replica's audit."""
+    reply = server.request("GET", "data/cats-controller-admin:audit", headers={"Accept": JSON})
+    assert reply.status_code == 200, reply.text
+    records = reply.json()["cats-controller-admin:audit"].get("record", [])
+    return [r.get("detail", "") for r in records if r["event"] == "kill-session"]
+
+
 def copy_to_startup(session: RawSession) -> Any:
     copy = on_datastore(operation("copy-config"), "target", "startup")
     return session.rpc(on_datastore(copy, "source", "running"))
