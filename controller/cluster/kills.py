@@ -21,7 +21,15 @@ import threading
 import time
 from collections.abc import Callable
 
-from controller.cluster.etcd import Etcd, KeyValue, Unavailable, encode, key_value, prefix_end
+from controller.cluster.etcd import (
+    Compacted,
+    Etcd,
+    KeyValue,
+    Unavailable,
+    encode,
+    key_value,
+    prefix_end,
+)
 from controller.datastore.replication import unavailable
 
 LOG = logging.getLogger("catsctl.cluster")
@@ -55,7 +63,7 @@ class EtcdKills:
         try:
             revision = self.etcd.put(key, json.dumps({"killed-by": killed_by}).encode())
             deadline = time.monotonic() + self.wait
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not self._stop.is_set():
                 if self.etcd.get(key) is None:
                     LOG.info("cluster: session %d killed on another replica", session_id)
                     return True
@@ -98,7 +106,9 @@ class EtcdKills:
                 for found in self.etcd.watch(self.prefix, start, self._stop):
                     if found is not None:
                         self._carry_out(found, kill)
-            except Exception:  # a compacted start, a bad answer: read the requests anew
+            except Compacted:  # history trimmed past where the watch went on: read anew
+                LOG.info("cluster: kill requests read anew (etcd compacted its history)")
+            except Exception:  # a bad answer: read the requests anew
                 LOG.exception("cluster: following kill requests broke; reading them anew")
                 self._stop.wait(1.0)
 

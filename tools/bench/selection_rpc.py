@@ -57,6 +57,38 @@ CORE_RATIO = 1.5  # issue 21: 4 senders against one thread parsing and validatin
 JSON_TYPE = "application/yang-data+json"
 
 
+class CpuMeter:
+    """Cores the server, this bench (the clients) and the whole machine used over a phase:
+    what bounds a rate on a machine of few cores (the clients share them)."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+        self._began = self._sample()
+
+    def _sample(self) -> tuple[float, float, float, float]:
+        ticks = os.sysconf("SC_CLK_TCK")
+        fields = Path(f"/proc/{self.server_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        server = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+        own = os.times()
+        cpu = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+        busy = (sum(int(v) for v in cpu) - int(cpu[3]) - int(cpu[4])) / ticks  # not idle, iowait
+        return time.perf_counter(), server, own.user + own.system, busy
+
+    def restart(self) -> None:
+        """Measure from now."""
+        self._began = self._sample()
+
+    def line(self) -> str:
+        """The cores used since the last restart, as a row's tail."""
+        now = self._sample()
+        wall = now[0] - self._began[0]
+        server, bench, machine = (now[i] - self._began[i] for i in (1, 2, 3))
+        return (
+            f"cores: server {server / wall:.2f}, bench {bench / wall:.2f}, "
+            f"machine {machine / wall:.2f} of {os.cpu_count()}"
+        )
+
+
 def basic(user: str) -> str:
     """The Authorization header of a bench user."""
     return "Basic " + base64.b64encode(f"{user}:{PASSWORD}".encode()).decode()
@@ -242,15 +274,25 @@ def load_cst(invoke: Invoke, reporter: Reporter, reports: list[list[Members]]) -
 
 
 def ingest(
-    name: str, senders: Sequence[tuple[Invoke, Reporter]], reports: list[list[Members]], rounds: int
+    name: str,
+    senders: Sequence[tuple[Invoke, Reporter]],
+    reports: list[list[Members]],
+    rounds: int,
+    cpu: CpuMeter | None = None,
 ) -> float:
     """Round 0 (the first load, entries added), then rounds 1 .. ``rounds`` - 1 (changed
     values, the steady state), each phase split over the senders, each sender in its own
     thread (a sender's reports go in sequence, the senders concurrently); prints a row per
-    phase and returns the steady-state CST entries per second."""
+    phase (with ``cpu``, the cores used in the steady one) and returns the steady-state CST
+    entries per second."""
     timed_phase(f"{name}, first load", senders, [reports])
     steady = [drifted(reports, turn) for turn in range(1, max(rounds, 2))]
-    return timed_phase(f"{name}", senders, steady)
+    if cpu is not None:
+        cpu.restart()
+    rate = timed_phase(f"{name}", senders, steady)
+    if cpu is not None:
+        print(f"{'':<44} {cpu.line()}")
+    return rate
 
 
 def timed_phase(
@@ -359,8 +401,8 @@ def agreement(client: Client, ingresses: list[str]) -> int:
 
 
 @contextmanager
-def served(folder: Path) -> Iterator[int]:
-    """A seeded ``catsctl serve``; yields its RESTCONF port."""
+def served(folder: Path) -> Iterator[tuple[int, int]]:
+    """A seeded ``catsctl serve``; yields its RESTCONF port and its process id."""
     init = folder / "init.json"
     init.write_text(json.dumps(seed_document()))
     port = common.free_port()
@@ -388,7 +430,7 @@ def served(folder: Path) -> Iterator[int]:
                     f"catsctl serve did not start:\n{(folder / 'serve.log').read_text()}"
                 )
             time.sleep(0.2)
-        yield port
+        yield port, process.pid
     finally:
         common.stop(process, timeout=30)
 
@@ -407,8 +449,9 @@ def over_restconf(data: Tables, rounds: int) -> tuple[dict[str, float], list[Fig
     figures (``examined``; ``none`` stands in, labelled, when the server cannot answer
     ``examined``), disagreements.
     """
-    with tempfile.TemporaryDirectory(prefix="bench-selection-") as temp, served(Path(temp)) as port:
-        client = Client(port)
+    folder = tempfile.TemporaryDirectory(prefix="bench-selection-")
+    with folder as temp, served(Path(temp)) as (port, pid):
+        client, cpu = Client(port), CpuMeter(pid)
         reporters = {user: Reporter() for user in SENDERS}
         load_nst(client.output, reporters[USER], data)
         rates: dict[str, float] = {}
@@ -419,12 +462,15 @@ def over_restconf(data: Tables, rounds: int) -> tuple[dict[str, float], list[Fig
                 [(Client(port, user).output, reporters[user]) for user in SENDERS[:count]],
                 data.cst if count == 1 else data.of_service(f"{CS}-{count}"),
                 rounds,
+                cpu,
             )
         figures: list[Figure] = []
         for report in ("examined", "none"):
             for threads in THREADS:
+                cpu.restart()
                 found = timed_selects(port, data.ingresses, threads, report, None)
                 figure = select_line(found, f"select-service {report}, {threads} client(s)")
+                print(f"{'':<44} {cpu.line()}")
                 figures += [figure] if figure is not None else []
             if figures:
                 break
