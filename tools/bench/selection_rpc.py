@@ -71,7 +71,8 @@ class CpuMeter:
         server = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
         own = os.times()
         cpu = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-        busy = (sum(int(v) for v in cpu) - int(cpu[3]) - int(cpu[4])) / ticks  # not idle, iowait
+        # every state but idle, iowait and steal (the hypervisor's), guest counted in user
+        busy = sum(int(v) for v in cpu[:3] + cpu[5:7]) / ticks
         return time.perf_counter(), server, own.user + own.system, busy
 
     def restart(self) -> None:
