@@ -18,6 +18,7 @@ from controller.agent_selection import config as cfg
 from controller.agent_selection import views
 from controller.agent_selection.candidates import CandidateBook
 from controller.agent_selection.errors import rate_limited, refused
+from controller.agent_selection.values import date_and_time
 from controller.datastore.api import Principal
 from controller.types import CsciId, Json, SourceId
 
@@ -75,6 +76,7 @@ class Advertisements:
             self._admit(principal, config, "advertise-capability")
             if self._book.fresh_sequence(source, _sequence(members)):
                 self._book.advertised(source, parts)
+                self._book.documents.advertised(entries, date_and_time(self._clock()))
         return {}
 
     def advertise_forwarding_view(self, principal: Principal, members: Json) -> Json:
@@ -88,6 +90,7 @@ class Advertisements:
             self._admit(principal, config, "advertise-forwarding-view")
             if self._book.fresh_sequence(source, _sequence(members)):
                 self._book.viewed(parts)
+                self._book.documents.viewed(entries, date_and_time(self._clock()))
         return {}
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from controller.agent_selection import views
 from controller.agent_selection.compaction import Compacted
 from controller.agent_selection.config import AgentConfig, CandidateConfig
+from controller.agent_selection.viewdocs import ViewDocuments
 from controller.agent_selection.views import ComputingPart, ForwardingPart
 from controller.selection.mapping import Candidate, SourceAccuracy, StateElementView
 from controller.selection.mapping.memo import Screenings
@@ -122,6 +123,8 @@ class CandidateBook:
     sequences: dict[SourceId, int] = field(default_factory=dict)
     accuracy: dict[SourceId, SourceAccuracy] = field(default_factory=dict)
     built: dict[CsciId, tuple[object, object, object, Candidate]] = field(default_factory=dict)
+    #: the same views as JSON, for the operational resource-view of each candidate
+    documents: ViewDocuments = field(default_factory=ViewDocuments)
     _version: int = 0  # moves with every advertisement stored
     _last: tuple[AgentConfig, CsId, StateByCandidate, int, tuple[Candidate, ...]] | None = None
 

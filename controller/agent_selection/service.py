@@ -44,7 +44,7 @@ from controller.selection.mapping.vocabulary import (
 )
 from controller.service_metrics.sweeper import Sweeper
 from controller.southbound import StateAgents
-from controller.types import Json, SessionId, SourceId
+from controller.types import CsciId, Json, SessionId, SourceId
 
 
 def _no_publisher(document: Json) -> None:
@@ -391,10 +391,19 @@ class AgentSelection:
     # ------------------------------------------------------------------ state
 
     def candidates_state(self) -> Json:
-        """``agent-selection/candidates/candidate/source-accuracy`` (14)."""
+        """``agent-selection/candidates/candidate``: the resource view of each candidate as
+        advertised (6.3) and the source-accuracy of its advertiser (14)."""
+        book, configured = self._decisions.book, self._decisions.config().candidates
         with self._decisions.lock:
-            rendered = accuracy_json(self._decisions.book.advertiser, self._decisions.book.accuracy)
-        return {f"{MODULE}:candidates": {"candidate": rendered} if rendered else {}}
+            accuracy = accuracy_json(book.advertiser, book.accuracy)
+            documents = book.documents.documents()
+        rendered = {str(e["csci-id"]): e for e in accuracy}
+        for csci_id, document in documents.items():
+            rendered.setdefault(csci_id, {"csci-id": csci_id})["resource-view"] = document
+        # state of a candidate since taken out of the configuration is not shown (its entry
+        # would have no cs-id); its advertisements stay until it is configured again
+        found = [entry for key, entry in rendered.items() if CsciId(key) in configured]
+        return {f"{MODULE}:candidates": {"candidate": found} if found else {}}
 
     def session_counts(self) -> dict[str, float]:
         """Sessions by state (the ``cats_agent_selection_sessions`` gauge)."""

@@ -457,6 +457,10 @@ def test_sessions_are_readable_over_netconf_and_close_releases_at_the_csma(bed: 
     (entry,) = found[f"{AS}:candidate"]
     assert entry["cs-id"] == "episode"  # configuration and state in one resource
     assert int(entry["source-accuracy"]["contradicted-values"]) >= 1  # section 14
+    view = entry["resource-view"]  # the view the C-PS decides on, as advertised (6.3)
+    assert view["computing"]["capability"]["tier-offered"] == "capable"  # MSG-4
+    assert view["forwarding"]["path-set"]["path"][0]["path-id"] == "p1"  # MSG-7
+    assert view["last-update"].startswith(time.strftime("%Y-", time.gmtime()))
 
 
 def _notifications(manager: Any, *wanted: str) -> dict[str, Any]:
