@@ -4,10 +4,10 @@ Session ids are unique across the cluster (:class:`~controller.cluster.locks.Ses
 ``lock-denied`` names a session that may live on any replica, and the operator's next step is
 to kill it from wherever it is connected. A replica that does not hold the session puts a
 request, ``netconf/kill/<session-id>`` under the cluster's prefix (JSON: the killer's session
-id), and waits. Every replica follows that prefix: the one holding the session kills it as a
-local ``<kill-session>`` does (its locks released, its connection closed, an audit record
-naming the killer) and then deletes the request, guarded on the request's revision. The
-requester answers ``<ok/>`` once the request is gone; when no replica carried it out within
+id), and waits. Every replica follows that prefix as shared records
+(:class:`~controller.cluster.records.EtcdRecords`: read, then watched): the one holding the
+session kills it as a local ``<kill-session>`` does (its locks released, its connection
+closed, an audit record naming the killer) and then deletes the request. The requester answers ``<ok/>`` once the request is gone; when no replica carried it out within
 :data:`KILL_WAIT_S` (no such session anywhere), it withdraws its request, guarded likewise,
 and answers ``invalid-value``, as for an unknown session. Without quorum the request cannot be
 put: ``resource-denied`` (``cluster-unavailable``).
@@ -21,15 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from controller.cluster.etcd import (
-    Compacted,
-    Etcd,
-    KeyValue,
-    Unavailable,
-    encode,
-    key_value,
-    prefix_end,
-)
+from controller.cluster.etcd import Unavailable, encode
+from controller.cluster.records import EtcdRecords
 from controller.datastore.replication import unavailable
 
 LOG = logging.getLogger("catsctl.cluster")
@@ -46,20 +39,20 @@ def _same_request(key: str, revision: int) -> dict[str, str]:
 
 
 class EtcdKills:
-    """Kill requests across the cluster: made by :meth:`request`, carried out by the replica
-    that :meth:`follow` s them and holds the session."""
+    """Kill requests across the cluster, the values of ``records`` (``netconf/kill/``): made
+    by :meth:`request`, carried out by the replica that :meth:`follow` s them and holds the
+    session."""
 
-    def __init__(self, etcd: Etcd, prefix: str = "/cats/", wait: float = KILL_WAIT_S) -> None:
-        self.etcd = etcd
-        self.prefix = f"{prefix}netconf/kill/"
+    def __init__(self, records: EtcdRecords, wait: float = KILL_WAIT_S) -> None:
+        self.records = records
+        self.etcd = records.etcd
         self.wait = wait
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def request(self, session_id: int, killed_by: int) -> bool:
         """Have the replica holding ``session_id`` kill it: True once it did, False when no
         replica holds it (a CatsError ``resource-denied`` when etcd has no quorum)."""
-        key = f"{self.prefix}{session_id}"
+        key = f"{self.records.prefix}{session_id}"
         try:
             revision = self.etcd.put(key, json.dumps({"killed-by": killed_by}).encode())
             deadline = time.monotonic() + self.wait
@@ -76,57 +69,25 @@ class EtcdKills:
         return not withdrawn and self.etcd.get(key) is None  # carried out at the last moment
 
     def follow(self, kill: LocalKill) -> None:
-        """Carry out the requests for this replica's sessions from now on (a thread)."""
-        self._thread = threading.Thread(
-            target=self._follow, args=(kill,), name="cluster-kills", daemon=True
-        )
-        self._thread.start()
+        """Carry out the requests for this replica's sessions, those made before now too
+        (the records' read, then their watch)."""
+        self.records.follow(lambda name, value: self._carry_out(name, value, kill))
 
     def close(self) -> None:
-        """Stop following."""
+        """Stop waiting (the records stop with the replica's other records)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
 
-    def _follow(self, kill: LocalKill) -> None:
-        while not self._stop.is_set():
-            try:
-                reply = self.etcd.call(
-                    "/kv/range",
-                    {"key": encode(self.prefix), "range_end": encode(prefix_end(self.prefix))},
-                )
-            except Unavailable as exc:
-                LOG.debug("cluster: kill requests not read: %s", exc)
-                self._stop.wait(1.0)
-                continue
-            for item in reply.get("kvs") or []:  # made before this replica followed them
-                self._carry_out(key_value(item), kill)
-            start = int(reply["header"]["revision"]) + 1
-            try:
-                for found in self.etcd.watch(self.prefix, start, self._stop):
-                    if found is not None:
-                        self._carry_out(found, kill)
-            except Compacted:  # history trimmed past where the watch went on: read anew
-                LOG.info("cluster: kill requests read anew (etcd compacted its history)")
-            except Exception:  # a bad answer: read the requests anew
-                LOG.exception("cluster: following kill requests broke; reading them anew")
-                self._stop.wait(1.0)
-
-    def _carry_out(self, found: KeyValue, kill: LocalKill) -> None:
+    def _carry_out(self, name: str, value: bytes, kill: LocalKill) -> None:
         """Kill the session of one request if it is this replica's, then delete the request."""
-        name = found.key.removeprefix(self.prefix)
         try:
-            killed_by = int(json.loads(found.value)["killed-by"])
+            killed_by = int(json.loads(value)["killed-by"])
             session_id = int(name)
         except (ValueError, KeyError, TypeError):
-            LOG.warning("cluster: malformed kill request %s skipped", found.key)
+            LOG.warning("cluster: malformed kill request %s skipped", name)
             return
         if not kill(session_id, killed_by):
             return
-        try:
-            self.etcd.txn(
-                [_same_request(found.key, found.mod_revision)],
-                [{"request_delete_range": {"key": encode(found.key)}}],
-            )
-        except Unavailable as exc:  # the requester withdraws it at its deadline
-            LOG.warning("cluster: kill request %s carried out, not deleted: %s", found.key, exc)
+        try:  # not records.delete: this runs in the records' callback, under their lock
+            self.etcd.delete(f"{self.records.prefix}{name}")
+        except Unavailable as exc:  # no quorum: the requester withdraws it at its deadline
+            LOG.warning("cluster: kill request %s carried out, not deleted: %s", name, exc)

@@ -55,7 +55,7 @@ class Membership:
         self.session_ids = SessionIds(self.replication.etcd)
         self.session_ids.prime()
         #: kill-session of a session of another replica (which follows these requests)
-        self.kills = EtcdKills(Etcd(endpoints))
+        self.kills = EtcdKills(self.records("netconf/kill"))
         #: The cluster's pending confirmed commit (any replica confirms it; the leader sweeps)
         self.confirmed = EtcdConfirmed(Etcd(endpoints), self.locks, self.election.is_leader)
         #: The lock of startup, the cluster's too (writes of startup are guarded on it)
