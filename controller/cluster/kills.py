@@ -7,10 +7,11 @@ request, ``netconf/kill/<session-id>`` under the cluster's prefix (JSON: the kil
 id), and waits. Every replica follows that prefix as shared records
 (:class:`~controller.cluster.records.EtcdRecords`: read, then watched): the one holding the
 session kills it as a local ``<kill-session>`` does (its locks released, its connection
-closed, an audit record naming the killer) and then deletes the request. The requester answers ``<ok/>`` once the request is gone; when no replica carried it out within
-:data:`KILL_WAIT_S` (no such session anywhere), it withdraws its request, guarded likewise,
-and answers ``invalid-value``, as for an unknown session. Without quorum the request cannot be
-put: ``resource-denied`` (``cluster-unavailable``).
+closed, an audit record naming the killer) and then deletes the request. The requester
+answers ``<ok/>`` once the request is gone; when no replica carried it out within
+:data:`KILL_WAIT_S` (no such session anywhere), it withdraws its request, guarded on the
+request's revision, and answers ``invalid-value``, as for an unknown session. Without quorum
+the request cannot be put: ``resource-denied`` (``cluster-unavailable``).
 """
 
 from __future__ import annotations
