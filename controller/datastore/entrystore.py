@@ -45,6 +45,12 @@ class Stored:
     refs: int
 
 
+Kept = tuple[DataPath, SchemaPath, str, int, Sequence[Sequence[str] | None]]
+"""An entry as :meth:`EntryStore.keep` takes it: its path and unit, its key ("" when no
+leafref points at its list), the number of its set of references, and the values of each
+of its unit's unique constraints (None where a leaf of one is absent)."""
+
+
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     name = ctypes.util.find_library("c")
@@ -111,13 +117,6 @@ class EntryStore:
             return None
         return Stored(self._units[split[0]], found[0] or "", found[1])
 
-    def put(self, entry: DataPath, unit: SchemaPath, key: str, refs: int) -> None:
-        """Keep (or replace) an entry's row."""
-        number, rest = self._split(entry, unit)
-        self._db.execute(
-            "INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)", (number, rest, key or None, refs)
-        )
-
     def drop(self, entry: DataPath) -> Stored | None:
         """Forget an entry's row and the unique values it owns; what was kept, if anything."""
         stored = self.get(entry)
@@ -136,34 +135,23 @@ class EntryStore:
         ).fetchone()
         return None if found is None else self._path(number, found[0])
 
-    def own(self, entry: DataPath, unit: SchemaPath, spec: int, values: Sequence[str]) -> None:
-        """Make ``entry`` the owner of ``values`` for the ``spec``-th unique of ``unit``."""
-        number, rest = self._split(entry, unit)
-        self._db.execute(
-            "INSERT OR REPLACE INTO uniq VALUES (?, ?, ?, ?)",
-            (number, spec, unique_text(values), rest),
-        )
-
-    def load(
-        self,
-        rows: Iterable[tuple[DataPath, SchemaPath, str, int]],
-        owners: Iterable[tuple[DataPath, SchemaPath, int, Sequence[str]]],
-    ) -> None:
-        """Keep many entries at once (a rebuild): rows and unique owners as :meth:`put` and
-        :meth:`own` take them."""
+    def keep(self, entries: Iterable[Kept]) -> None:
+        """Keep (or replace) the rows of entries, each the owner of its unique values (one
+        SQL transaction: a rebuild's every entry, or a transaction's new rows)."""
+        rows: list[tuple[int, str, str | None, int]] = []
+        owners: list[tuple[int, int, str, str]] = []
+        for entry, unit, key, refs, uniques in entries:
+            number, rest = self._split(entry, unit)
+            rows.append((number, rest, key or None, refs))
+            owners.extend(
+                (number, spec, unique_text(values), rest)
+                for spec, values in enumerate(uniques)
+                if values is not None
+            )
         self._db.execute("BEGIN")
         try:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)",
-                ((*self._split(e, u), key or None, refs) for e, u, key, refs in rows),
-            )
-            self._db.executemany(
-                "INSERT OR REPLACE INTO uniq VALUES (?, ?, ?, ?)",
-                (
-                    (self._ids[u], spec, unique_text(v), self._split(e, u)[1])
-                    for e, u, spec, v in owners
-                ),
-            )
+            self._db.executemany("INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO uniq VALUES (?, ?, ?, ?)", owners)
         except BaseException:
             self._db.execute("ROLLBACK")
             raise

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.datastore.entrystore import EntryStore, release_freed_memory
+from controller.datastore.entrystore import EntryStore, Kept, release_freed_memory
 from controller.datastore.errors import DatastoreError
 from controller.datastore.plan import OutRef, Unit
 from controller.errors import ErrorItem, ErrorType
@@ -81,9 +81,8 @@ class Indexes:
         self.refs: Counter[RefKey] = Counter()  # how many leafrefs point at each entry
         self.counts: Counter[SchemaPath] = Counter()
         self._ref_keys: dict[RefKey, RefKey] = {}
-        self._ref_sets: dict[tuple[RefKey, ...], tuple[RefKey, ...]] = {}
         self._set_numbers: dict[tuple[RefKey, ...], int] = {}  # stored as these numbers
-        self._sets: list[tuple[RefKey, ...]] = []
+        self._sets: list[tuple[RefKey, ...]] = []  # one shared tuple per distinct set
         self._clear()
 
     def close(self) -> None:
@@ -94,7 +93,6 @@ class Indexes:
         self._store.clear()
         self.refs.clear()
         self._ref_keys.clear()
-        self._ref_sets.clear()
         self._set_numbers.clear()
         self._sets.clear()
         self.counts.clear()
@@ -139,7 +137,7 @@ class Indexes:
             if ref.target_list is not None
             for leaf in self._referrers(node, ref)
         )
-        return Row(unit.path, key or "", tuple(uniques), self._ref_sets.setdefault(refs, refs))
+        return Row(unit.path, key or "", tuple(uniques), self._sets[self._set_number(refs)])
 
     def targets(self, unit: Unit, node: Any) -> list[tuple[DataPath, tuple[str, ...]]]:
         """What an entry's tracked leafrefs point at: (data path, leaves to copy with it)."""
@@ -165,7 +163,12 @@ class Indexes:
 
     def check(self, rows: Mapping[DataPath, Row | None]) -> None:
         """Refuse a transaction whose result breaks unique, counts or references."""
-        errors = self._unique_errors(rows) + self._count_errors(rows) + self._ref_errors(rows)
+        befores = {entry: self._before(entry) for entry in rows}  # one look-up each
+        errors = (
+            self._unique_errors(rows)
+            + self._count_errors(rows, befores)
+            + self._ref_errors(rows, befores)
+        )
         if errors:
             raise DatastoreError(*errors)
 
@@ -196,10 +199,12 @@ class Indexes:
                     )
         return errors
 
-    def _count_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
+    def _count_errors(
+        self, rows: Mapping[DataPath, Row | None], befores: Mapping[DataPath, Row | None]
+    ) -> list[ErrorItem]:
         delta: Counter[SchemaPath] = Counter()
         for entry, row in rows.items():
-            before = self._before(entry)
+            before = befores[entry]
             if (before is None) != (row is None):
                 unit = (row or before).unit  # type: ignore[union-attr]
                 delta[unit] += 1 if row is not None else -1
@@ -216,16 +221,18 @@ class Indexes:
                 )
         return errors
 
-    def _ref_errors(self, rows: Mapping[DataPath, Row | None]) -> list[ErrorItem]:
+    def _ref_errors(
+        self, rows: Mapping[DataPath, Row | None], befores: Mapping[DataPath, Row | None]
+    ) -> list[ErrorItem]:
         errors: list[ErrorItem] = []
         for entry, row in rows.items():
-            before = self._before(entry)
+            before = befores[entry]
             if row is not None or before is None or not self.units[before.unit].incoming:
                 continue
             target = (before.unit, before.key)
             count = self.refs.get(target, 0)
             for other, other_row in rows.items():
-                old = self._before(other)
+                old = befores[other]
                 count -= (old.refs if old else ()).count(target)
                 count += (other_row.refs if other_row else ()).count(target)
             if count > 0:
@@ -250,9 +257,7 @@ class Indexes:
         """Make a checked transaction's rows current."""
         for entry in rows:
             self._forget(entry)
-        for entry, row in rows.items():
-            if row is not None:
-                self._add(entry, row)
+        self._keep((entry, row) for entry, row in rows.items() if row is not None)
 
     def _forget(self, entry: DataPath) -> None:
         stored = self._store.drop(entry)  # with the unique values it owns
@@ -264,34 +269,23 @@ class Indexes:
             if self.refs[ref] <= 0:
                 del self.refs[ref]
 
-    def _add(self, entry: DataPath, row: Row) -> None:
-        self._store.put(entry, row.unit, row.key, self._set_number(row.refs))
-        self.counts[row.unit] += 1
-        for index, values in enumerate(row.uniques):
-            if values is not None:
-                self._store.own(entry, row.unit, index, values)
-        for ref in row.refs:
-            self.refs[ref] += 1
+    def _keep(self, rows: Iterable[tuple[DataPath, Row]]) -> None:
+        """Store entries' rows and count them and their references."""
+        kept: list[Kept] = []
+        for entry, row in rows:
+            kept.append((entry, row.unit, row.key, self._set_number(row.refs), row.uniques))
+            self.counts[row.unit] += 1
+            for ref in row.refs:
+                self.refs[ref] += 1
+        self._store.keep(kept)
 
     def rebuild(self, first: Any) -> None:
         """Index every unit entry of a tree (at load and after a broad change)."""
         self._clear()
-        rows: list[tuple[DataPath, SchemaPath, str, int]] = []
-        owners: list[tuple[DataPath, SchemaPath, int, tuple[str, ...]]] = []
-        for unit in self.units.values():
-            for node in nodes.find_all(self.ctx, first, unit.path) if first else ():
-                row = self.row(unit, node)
-                if row is None:
-                    continue
-                entry = nodes.path_of(node)
-                rows.append((entry, row.unit, row.key, self._set_number(row.refs)))
-                owners.extend(
-                    (entry, row.unit, index, values)
-                    for index, values in enumerate(row.uniques)
-                    if values is not None
-                )
-                self.counts[row.unit] += 1
-                for ref in row.refs:
-                    self.refs[ref] += 1
-        self._store.load(rows, owners)
+        self._keep(
+            (nodes.path_of(node), row)
+            for unit in self.units.values()
+            for node in (nodes.find_all(self.ctx, first, unit.path) if first else ())
+            if (row := self.row(unit, node)) is not None
+        )
         release_freed_memory()  # the walk's garbage, returned to the system

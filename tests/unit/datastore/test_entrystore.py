@@ -16,10 +16,8 @@ def test_entries_come_back_by_their_path_whatever_their_key_holds() -> None:
     quoted = DataPath('/m:top/entry[id="it\'s"]')
     pair = DataPath("/m:top/pair[a='1'][b='2']")
     box = DataPath("/m:box")
-    store.put(odd, ENTRY, "a/b[c]", 3)
-    store.put(quoted, ENTRY, "", 0)
-    store.put(pair, PAIR, "", 1)
-    store.put(box, BOX, "", 2)
+    store.keep([(odd, ENTRY, "a/b[c]", 3, ()), (quoted, ENTRY, "", 0, ())])
+    store.keep([(pair, PAIR, "", 1, ()), (box, BOX, "", 2, ())])
     assert store.get(odd) == Stored(ENTRY, "a/b[c]", 3)
     assert store.get(quoted) == Stored(ENTRY, "", 0)
     assert store.get(pair) == Stored(PAIR, "", 1)
@@ -28,18 +26,15 @@ def test_entries_come_back_by_their_path_whatever_their_key_holds() -> None:
     assert store.get(DataPath("/m:elsewhere[id='a']")) is None  # in no unit
     assert sorted(store.with_refs([3, 2])) == [(box, BOX), (odd, ENTRY)]
     assert list(store.with_refs([])) == []
-    store.put(odd, ENTRY, "a/b[c]", 4)  # replaced
+    store.keep([(odd, ENTRY, "a/b[c]", 4, ())])  # replaced
     assert store.get(odd) == Stored(ENTRY, "a/b[c]", 4)
 
 
 def test_unique_values_have_one_owner_and_go_with_their_entry() -> None:
     store = EntryStore([ENTRY])
     first, second = DataPath("/m:top/entry[id='1']"), DataPath("/m:top/entry[id='2']")
-    store.put(first, ENTRY, "", 0)
-    store.own(first, ENTRY, 0, ("a",))
-    store.own(first, ENTRY, 1, ("x", "y,z"))
-    store.put(second, ENTRY, "", 0)
-    store.own(second, ENTRY, 1, ("x,y", "z"))  # not the same values, though joined alike
+    store.keep([(first, ENTRY, "", 0, [("a",), ("x", "y,z")])])
+    store.keep([(second, ENTRY, "", 0, [None, ("x,y", "z")])])  # not the same values
     assert store.owner(ENTRY, 0, ("a",)) == first
     assert store.owner(ENTRY, 1, ("x", "y,z")) == first
     assert store.owner(ENTRY, 1, ("x,y", "z")) == second
@@ -51,16 +46,12 @@ def test_unique_values_have_one_owner_and_go_with_their_entry() -> None:
     assert store.drop(first) is None
 
 
-def test_a_load_is_what_puts_and_owns_give() -> None:
+def test_keeping_many_at_once_is_keeping_them_one_by_one() -> None:
     loaded, one_by_one = EntryStore([ENTRY]), EntryStore([ENTRY])
     entries = [DataPath(f"/m:top/entry[id='{n}']") for n in range(50)]
-    loaded.load(
-        [(e, ENTRY, str(n), n % 3) for n, e in enumerate(entries)],
-        [(e, ENTRY, 0, (f"v{n}",)) for n, e in enumerate(entries)],
-    )
+    loaded.keep([(e, ENTRY, str(n), n % 3, [(f"v{n}",)]) for n, e in enumerate(entries)])
     for n, entry in enumerate(entries):
-        one_by_one.put(entry, ENTRY, str(n), n % 3)
-        one_by_one.own(entry, ENTRY, 0, (f"v{n}",))
+        one_by_one.keep([(entry, ENTRY, str(n), n % 3, [(f"v{n}",)])])
     for n, entry in enumerate(entries):
         assert loaded.get(entry) == one_by_one.get(entry) == Stored(ENTRY, str(n), n % 3)
         assert loaded.owner(ENTRY, 0, (f"v{n}",)) == entry
