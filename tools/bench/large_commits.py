@@ -12,16 +12,15 @@ before the transaction's reply). Used by ``tests/functional/test_large_commits.p
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from lxml import etree
 
+from tools.bench import common
 from tools.bench.attackers import Latencies, NetconfSession
 
 BENCH_NS = "urn:example:bench-list"
@@ -124,12 +123,6 @@ def run_in_flight(
     return found
 
 
-def cpu_seconds(pid: int) -> float:
-    """The CPU time (user and system) process ``pid`` has used so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def measure(
     session: NetconfSession, setup: list[str], body: str, read: Callable[[], bool], pid: int
 ) -> tuple[InFlight, float]:
@@ -139,9 +132,9 @@ def measure(
     for step in setup:
         reply = session.rpc(step)
         assert ok(reply), reply[:2000]
-    before = cpu_seconds(pid)
+    before = common.cpu_seconds(pid)
     found = run_in_flight(session, body, None, read)
-    return found, cpu_seconds(pid) - before
+    return found, common.cpu_seconds(pid) - before
 
 
 def fill(first: int, count: int) -> str:

@@ -67,8 +67,7 @@ class CpuMeter:
 
     def _sample(self) -> tuple[float, float, float, float]:
         ticks = os.sysconf("SC_CLK_TCK")
-        fields = Path(f"/proc/{self.server_pid}/stat").read_text().rsplit(")", 1)[1].split()
-        server = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+        server = common.cpu_seconds(self.server_pid)
         own = os.times()
         cpu = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
         # every state but idle, iowait and steal (the hypervisor's), guest counted in user

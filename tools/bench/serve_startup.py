@@ -39,14 +39,6 @@ from pathlib import Path
 
 from tools.bench import common, restconf
 
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime (fields 14, 15)
-
 
 def rss_mib(pid: int) -> float:
     """The resident set size of a process, in MiB."""
@@ -135,7 +127,7 @@ def one_run(state: Path, folder: Path, work: Workload, run: int) -> None:
             if _serving(port, netconf):
                 break
             time.sleep(0.01)
-        wall, cpu = time.monotonic() - began, cpu_seconds(process.pid)
+        wall, cpu = time.monotonic() - began, common.cpu_seconds(process.pid)
         while not _read(port):
             time.sleep(0.01)
         read = time.monotonic() - began
@@ -159,7 +151,7 @@ def one_run(state: Path, folder: Path, work: Workload, run: int) -> None:
         print(
             f"after {work.edits} PATCHes ({work.kind}, {took:.1f} s): "
             f"RSS {rss_mib(process.pid):6.1f} MiB  "
-            f"cpu {cpu_seconds(process.pid):5.2f} s  load {os.getloadavg()[0]:.1f}"
+            f"cpu {common.cpu_seconds(process.pid):5.2f} s  load {os.getloadavg()[0]:.1f}"
         )
     finally:
         stopped = time.monotonic()
