@@ -13,9 +13,9 @@ answers (MSG-6) live in the sessions' state maps, not here.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-Json = dict[str, Any]
+from controller.types import Json
+
 FORWARDING = ("path-set", "endpoint-cost", "transfer-window")
 
 
