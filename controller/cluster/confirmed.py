@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from controller.cluster.etcd import Etcd, Unavailable, encode
+from controller.cluster.etcd import Etcd, Unavailable, encode, equal
 from controller.cluster.locks import EtcdLocks
 from controller.datastore.replication import unavailable
 
@@ -62,16 +62,16 @@ class EtcdConfirmed:
 
     def start(self, document: str, *, bound: bool) -> int | None:
         """Put the document if there is none; its revision, or None."""
-        return self._put(_compare(self.key, "CREATE", "create_revision", 0), document, bound=bound)
+        return self._put(equal(self.key, "CREATE", 0), document, bound=bound)
 
     def replace(self, document: str, token: int, *, bound: bool) -> int | None:
         """Put the document if the key is as read; its revision, or None."""
-        return self._put(_compare(self.key, "MOD", "mod_revision", token), document, bound=bound)
+        return self._put(equal(self.key, "MOD", token), document, bound=bound)
 
     def claim(self, token: int) -> bool:
         """Delete the key (and the holder's) if it is as read."""
         deletes = [{"request_delete_range": {"key": encode(k)}} for k in (self.key, self.holder)]
-        won, _, _ = self._txn([_compare(self.key, "MOD", "mod_revision", token)], deletes)
+        won, _, _ = self._txn([equal(self.key, "MOD", token)], deletes)
         return won
 
     def _put(self, compare: dict[str, Any], document: str, *, bound: bool) -> int | None:
@@ -102,10 +102,6 @@ class EtcdConfirmed:
             return self.etcd.txn(compare, success)
         except Unavailable as exc:
             raise unavailable(str(exc)) from exc
-
-
-def _compare(key: str, target: str, field: str, revision: int) -> dict[str, Any]:
-    return {"key": encode(key), "target": target, "result": "EQUAL", field: str(revision)}
 
 
 def _kvs(response: dict[str, Any]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from controller.cluster.etcd import Etcd, Unavailable, encode
+from controller.cluster.etcd import Etcd, Unavailable, encode, equal
 
 LOG = logging.getLogger("catsctl.cluster")
 DEFAULT_TTL_S = 2  # etcd's lower bound on loopback test settings (1.5 x election timeout)
@@ -120,8 +120,7 @@ class Election:
             return  # someone leads (perhaps this replica's lost lease, until it expires)
         if not self._lease:
             self._lease = self.etcd.grant(self.ttl)
-        vacant = {"key": encode(self.key), "target": "CREATE", "result": "EQUAL"}
-        vacant["create_revision"] = "0"
+        vacant = equal(self.key, "CREATE", 0)
         put = {"key": encode(self.key), "value": encode(self.node), "lease": str(self._lease)}
         won, revision, _ = self.etcd.txn([vacant], [{"request_put": put}])
         if won:

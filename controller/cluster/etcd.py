@@ -73,6 +73,15 @@ def encode(data: str | bytes) -> str:
     return base64.b64encode(raw).decode()
 
 
+_COMPARED = {"MOD": "mod_revision", "CREATE": "create_revision", "VERSION": "version"}
+
+
+def equal(key: str, target: str, value: int) -> dict[str, Any]:
+    """A transaction's comparison: ``key``'s ``target`` equals ``value`` (``MOD``, ``CREATE``:
+    its last and first revisions, 0 when it does not exist; ``VERSION``: its count of puts)."""
+    return {"key": encode(key), "target": target, "result": "EQUAL", _COMPARED[target]: str(value)}
+
+
 def prefix_end(prefix: str) -> str:
     """The range end of every key starting with ``prefix``."""
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)

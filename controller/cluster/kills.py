@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from controller.cluster.etcd import Unavailable, encode
+from controller.cluster.etcd import Unavailable, encode, equal
 from controller.cluster.records import EtcdRecords
 from controller.datastore.replication import unavailable
 
@@ -33,10 +33,6 @@ _POLL_S = 0.05
 
 #: Kill a session of this replica (``session_id``, ``killed_by``); whether it was here.
 LocalKill = Callable[[int, int], bool]
-
-
-def _same_request(key: str, revision: int) -> dict[str, str]:
-    return {"key": encode(key), "target": "MOD", "result": "EQUAL", "mod_revision": str(revision)}
 
 
 class EtcdKills:
@@ -63,7 +59,7 @@ class EtcdKills:
                     return True
                 self._stop.wait(_POLL_S)
             withdrawn, _, _ = self.etcd.txn(
-                [_same_request(key, revision)], [{"request_delete_range": {"key": encode(key)}}]
+                [equal(key, "MOD", revision)], [{"request_delete_range": {"key": encode(key)}}]
             )
         except Unavailable as exc:
             raise unavailable(str(exc)) from exc

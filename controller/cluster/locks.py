@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from controller.cluster.etcd import Etcd, Unavailable, encode
+from controller.cluster.etcd import Etcd, Unavailable, encode, equal
 from controller.datastore.replication import unavailable
 
 LOG = logging.getLogger("catsctl.cluster")
@@ -92,7 +92,7 @@ class EtcdLocks:
         value = {"node": self.node, "session": session, "time": time.time()}
         put = {"key": encode(self.key), "value": encode(json.dumps(value)), "lease": str(lease)}
         read = {"request_range": {"key": encode(self.key)}}
-        absent = _created(self.key, 0)
+        absent = equal(self.key, "CREATE", 0)
         won, revision, responses = self.etcd.txn([absent], [{"request_put": put}], [read])
         if won:
             self._mine = (session, revision)
@@ -109,7 +109,7 @@ class EtcdLocks:
             self._mine = None
         delete = {"request_delete_range": {"key": encode(self.key)}}
         try:
-            self.etcd.txn([_created(self.key, revision)], [delete])
+            self.etcd.txn([equal(self.key, "CREATE", revision)], [delete])
         except Unavailable as exc:  # the lease, no longer kept alive for it, ends it
             LOG.warning("cluster: the lock of session %s not deleted: %s", session, exc)
             self._drop_lease()
@@ -139,8 +139,8 @@ class EtcdLocks:
         with self._lock:
             mine = self._mine
         if mine is not None and mine[0] == session:
-            return _created(self.key, mine[1])
-        return _created(self.key, 0)
+            return equal(self.key, "CREATE", mine[1])
+        return equal(self.key, "CREATE", 0)
 
     def read(self) -> dict[str, Any]:
         """The read a refused commit makes (its failure branch): who holds the lock."""
@@ -286,12 +286,6 @@ class SessionIds:
         _, _, responses = self.etcd.txn([], [put, read])
         kvs = responses[1].get("response_range", {}).get("kvs") or []
         return int(kvs[0].get("version", 1)) - 1  # the key's first put: block 0, ids from 1
-
-
-def _created(key: str, revision: int) -> dict[str, Any]:
-    compare = {"key": encode(key), "target": "CREATE", "result": "EQUAL"}
-    compare["create_revision"] = str(revision)
-    return compare
 
 
 def _session(value: bytes) -> str | None:

@@ -26,6 +26,7 @@ from controller.cluster.etcd import (
     KeyValue,
     Unavailable,
     encode,
+    equal,
     key_value,
     prefix_end,
 )
@@ -55,12 +56,7 @@ class EtcdRecords:
         """Put ``value`` if ``name`` is as this replica last saw it, else adopt the newer one."""
         key = encode(self.prefix + name)
         with self._lock:
-            compare = {
-                "key": key,
-                "target": "MOD",
-                "result": "EQUAL",
-                "mod_revision": str(self._seen.get(name, 0)),
-            }
+            compare = equal(self.prefix + name, "MOD", self._seen.get(name, 0))
             won, revision, responses = self._txn(
                 [compare],
                 [{"request_put": {"key": key, "value": encode(value)}}],

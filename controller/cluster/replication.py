@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode
+from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode, equal
 from controller.cluster.locks import EtcdLocks, holder_of
 from controller.datastore.api import DatastoreName
 from controller.datastore.errors import refuse
@@ -111,8 +111,7 @@ class EtcdReplication:
             ClusterJoinError: this replica's key differs, or etcd cannot be reached.
         """
         mine = hmac.new(key, b"cats-cluster secrets key check", hashlib.sha256).hexdigest()
-        absent = {"key": encode(self.key_check), "target": "CREATE", "result": "EQUAL"}
-        absent["create_revision"] = "0"
+        absent = equal(self.key_check, "CREATE", 0)
         put = {"request_put": {"key": encode(self.key_check), "value": encode(mine)}}
         try:
             self.etcd.txn([absent], [put])
@@ -132,9 +131,7 @@ class EtcdReplication:
         session, past_locks = record.get(SESSION), bool(record.get(PAST_LOCKS))
         kept = {k: v for k, v in record.items() if k not in (SESSION, PAST_LOCKS)}
         value = json.dumps({**kept, "node": self.node}, separators=(",", ":"))
-        guard = {"key": encode(self.head), "target": "VERSION", "result": "EQUAL"}
-        guard["version"] = str(txid - 1)
-        guards, failure = [guard], []
+        guards, failure = [equal(self.head, "VERSION", txid - 1)], []
         committer = None if session is None else str(session)
         holding = False  # whether the committing session holds the lock here
         if self.locks is not None and not past_locks:
@@ -253,8 +250,7 @@ class EtcdReplication:
             return 0  # another leader kept one meanwhile
         value = {"txid": txid, "time": datetime.now(UTC).isoformat(), "node": self.node}
         text = json.dumps({**value, "document": document}, separators=(",", ":"))
-        unchanged = {"key": encode(self.snapshot_txid), "target": "MOD", "result": "EQUAL"}
-        unchanged["mod_revision"] = str(revision)
+        unchanged = equal(self.snapshot_txid, "MOD", revision)
         operations = [
             {"request_put": {"key": encode(self.snapshot_key), "value": encode(text)}},
             {"request_put": {"key": encode(self.snapshot_txid), "value": encode(str(txid))}},

@@ -18,7 +18,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode, key_value
+from controller.cluster.etcd import Compacted, Etcd, KeyValue, Unavailable, encode, equal, key_value
 from controller.cluster.locks import EtcdLocks, holder_of
 from controller.datastore.api import DatastoreName
 from controller.datastore.errors import DatastoreError, refuse
@@ -60,8 +60,7 @@ class EtcdStartup:
     def put(self, base: int, record: Record, session: str | None = None) -> int:
         """Put ``record`` if the key's ``mod_revision`` is ``base`` (0: it does not exist)
         and no session but ``session`` holds the lock of startup on any replica."""
-        same = {"key": encode(self.key), "target": "MOD", "result": "EQUAL"}
-        same["mod_revision"] = str(base)
+        same = equal(self.key, "MOD", base)
         value = encoded(record, self.node)
         put = {"request_put": {"key": encode(self.key), "value": encode(value)}}
         guards, reads = [same], [{"request_range": {"key": encode(self.key)}}]
