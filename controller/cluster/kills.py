@@ -61,9 +61,9 @@ class EtcdKills:
             withdrawn, _, _ = self.etcd.txn(
                 [equal(key, "MOD", revision)], [{"request_delete_range": {"key": encode(key)}}]
             )
+            return not withdrawn and self.etcd.get(key) is None  # carried out at the last moment
         except Unavailable as exc:
             raise unavailable(str(exc)) from exc
-        return not withdrawn and self.etcd.get(key) is None  # carried out at the last moment
 
     def follow(self, kill: LocalKill) -> None:
         """Carry out the requests for this replica's sessions, those made before now too
