@@ -63,6 +63,21 @@ SERVICE = "agent-steer"
 INGRESS_ID = "10.0.0.1"
 EGRESS = {"A": "CF-1", "B": "CF-2", "C": "CF-3"}
 RECONCILE_S = 1
+REPORTER = ("csma-1", "csma-1-report")
+"""The C-SMA's user at the C-PS (its reports, MSG-4)."""
+CPS_LOGIN = ("cps-1", "cps-1-secret")
+"""How the C-PS logs in at the C-SMA (MSG-5, MSG-11)."""
+
+
+def reports_to(port: int) -> dict[str, str]:
+    """Where the C-SMA reports: the C-PS's RESTCONF on ``port``, as :data:`REPORTER`."""
+    url = f"http://127.0.0.1:{port}/restconf"
+    return {"url": url, "username": REPORTER[0], "password": REPORTER[1]}
+
+
+def reporter_user() -> dict[str, str]:
+    """:data:`REPORTER` as a user of the C-PS's ``ietf-system`` (a crypt hash)."""
+    return {"name": REPORTER[0], "password": hash_password(REPORTER[1])}
 
 
 @dataclass
@@ -119,7 +134,7 @@ def _seed(specs: list[drafts.Spec], c_sma: dict[str, Any], forwarder: Forwarder)
     letters = {s.csci_id: letter for s, letter in zip(specs, "ABC", strict=True)}
     users = [
         {"name": ADMIN[0], "password": hash_password(ADMIN[1])},
-        {"name": "csma-1", "password": hash_password("csma-1-report")},
+        reporter_user(),
     ]
     return {
         "ietf-system:system": {"authentication": {"user": users}},
@@ -163,15 +178,10 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bed]:
             stack.callback(instance.server.shutdown)
         forwarder.start()
         stack.callback(forwarder.stop)
-        report = {
-            "url": f"http://127.0.0.1:{cps_port}/restconf",
-            "username": "csma-1",
-            "password": "csma-1-report",
-        }
-        login = ("cps-1", "cps-1-secret")
         held = _instances(specs, advertised=True)
+        report = reports_to(cps_port)
         csma = stack.enter_context(
-            csma_process(folder, "csma-1", held, login, report, advertising=ADVERTISING)
+            csma_process(folder, "csma-1", held, CPS_LOGIN, report, advertising=ADVERTISING)
         )
         csma.wait()
         wait_for(forwarder.up, 60)

@@ -62,6 +62,7 @@ from tests.functional.test_agent_steering import (
     NS,
     SERVICE,
     _members,
+    reporter_user,
     rules_of,
     running_rules,
 )
@@ -104,7 +105,7 @@ def seed(specs: list[drafts.Spec], c_sma: dict[str, Any], forwarder: Forwarder) 
     (test_steering's inventory), the forwarder handling both, a bench-list to commit into."""
     users = [
         {"name": ADMIN[0], "password": hash_password(ADMIN[1])},
-        {"name": "csma-1", "password": hash_password("csma-1-report")},
+        reporter_user(),
     ]
     letters = {s.csci_id: letter for s, letter in zip(specs, "BC", strict=True)}
     return {

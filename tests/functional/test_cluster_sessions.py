@@ -27,7 +27,13 @@ from controller.cluster.etcd import Etcd, endpoints_of
 from tests.functional.cluster import Cluster, running_cluster, wait_until
 from tests.functional.restconf_server import Server, free_port
 from tests.functional.test_agent_selection import Csma, _instances, call, csma_process
-from tests.functional.test_agent_steering import SERVICE, _seed, rules_of
+from tests.functional.test_agent_steering import (
+    CPS_LOGIN,
+    SERVICE,
+    _seed,
+    reports_to,
+    rules_of,
+)
 from tests.functional.test_cluster_leader import forwarder_term, leader_of
 from tests.functional.test_forwarder import Forwarder
 from tests.unit.agent_selection import drafts
@@ -53,13 +59,8 @@ def agents(
     forwarder = Forwarder(folder, name="ingress-1", forwarder_id=forwarder_id)
     forwarder.start()
     stack.callback(forwarder.stop)
-    report = {
-        "url": f"http://127.0.0.1:{free_port()}/restconf",
-        "username": "csma-1",
-        "password": "csma-1-report",
-    }
-    login = ("cps-1", "cps-1-secret")
-    csma = stack.enter_context(csma_process(folder, "csma-1", _instances(specs), login, report))
+    report = reports_to(free_port())  # nobody listens there
+    csma = stack.enter_context(csma_process(folder, "csma-1", _instances(specs), CPS_LOGIN, report))
     csma.wait()
     wait_until(forwarder.up, "the forwarder is up")
     return forwarder, csma
