@@ -9,7 +9,8 @@ the core's read lock, in a twin context when the operation's validation reads no
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from controller.datastore import rpc
 from controller.datastore.api import Principal
@@ -17,6 +18,7 @@ from controller.datastore.errors import operation_failed, refuse
 from controller.datastore.parts import CoreParts
 from controller.errors import CatsError
 from controller.model import nodes
+from controller.model.nodes import Node
 from controller.model.schema import Encoding
 from controller.types import DataPath
 
@@ -40,65 +42,64 @@ class Invoking(CoreParts):
         nodes.clean_errors(self.ctx)
         operation = self._operation(path)
         self.authorization.operation(principal, operation)  # RFC 8341 3.4.4, before the input
-        if operation.input_reads_running:
-            members = self._input(self.ctx, operation, input_document, encoding)
+        if operation.input_reads_running:  # parsed in the core's context, whose tree it reads
+            members = rpc.input_members(
+                self.ctx, operation, input_document, encoding, self._running_tree
+            )
         else:
             with self._contexts.borrow() as ctx:
-                members = self._input(ctx, operation, input_document, encoding)
-        # Input is validated first, so a client learns of bad input even before a handler exists.
-        handler = self.registrations.rpcs.get(operation.schema_path)
-        if handler is None:
-            raise refuse("operation-not-supported", f"no handler serves {path}", path)
-        try:
-            output = handler(principal, members)
-        except CatsError:
-            raise
-        except Exception as exc:
-            LOG.exception("the handler of %s failed", path)
-            raise operation_failed(f"the handler of {path} failed", path) from exc
+                members = rpc.input_members(ctx, operation, input_document, encoding, None)
+        output = self._handled(operation, principal, members)
         try:
             return self._output(operation, output, encoding)
         except CatsError as exc:  # the server's fault, not the client's (RFC 7950 7.14.3)
             LOG.error("the handler of %s returned invalid output: %s", path, exc)
             raise operation_failed(f"the handler of {path} returned invalid output", path) from exc
 
-    def _input(
-        self, ctx: Any, operation: rpc.Operation, document: str, encoding: Encoding
+    def run_validated(
+        self, path: DataPath, members: dict[str, object], principal: Principal
     ) -> dict[str, object]:
-        """The validated input members, parsed in ``ctx`` (the core's own context when the
-        validation reads running, whose tree lives there; a twin otherwise)."""
-        tree, op = rpc.parse_input(ctx, operation, document, encoding)
+        """The handler's output for input already validated elsewhere: by a RESTCONF worker
+        process (:mod:`controller.restconf.workers`), in its own context, for an RPC whose
+        input and output validation read no running (:attr:`rpc.Operation.parallel`). Access
+        control is checked here, as for :meth:`invoke`; the caller validates the output."""
+        nodes.clean_errors(self.ctx)
+        operation = self._operation(path)
+        if not operation.parallel:
+            raise refuse("operation-not-supported", f"{path} is validated by the core", path)
+        self.authorization.operation(principal, operation)
+        return self._handled(operation, principal, members)
+
+    def _handled(
+        self, operation: rpc.Operation, principal: Principal, members: dict[str, object]
+    ) -> dict[str, object]:
+        """Run the operation's registered handler on its validated input."""
+        path = operation.path
+        # Input is validated first, so a client learns of bad input even before a handler exists.
+        handler = self.registrations.rpcs.get(operation.schema_path)
+        if handler is None:
+            raise refuse("operation-not-supported", f"no handler serves {path}", path)
         try:
-            if operation.input_reads_running:
-                with self._lock:
-                    rpc.validate_input(ctx, tree, self.running.first[0])
-            else:
-                rpc.validate_input(ctx, tree, None)
-            return rpc.members_of(op, operation)
-        finally:
-            nodes.free_all(tree)
+            return handler(principal, members)
+        except CatsError:
+            raise
+        except Exception as exc:
+            LOG.exception("the handler of %s failed", path)
+            raise operation_failed(f"the handler of {path} failed", path) from exc
 
     def _output(
         self, operation: rpc.Operation, output: dict[str, object], encoding: Encoding
     ) -> str:
         if operation.output_reads_running:
-            return self._reply(self.ctx, operation, output, encoding)
+            return rpc.output_document(self.ctx, operation, output, encoding, self._running_tree)
         with self._contexts.borrow() as ctx:
-            return self._reply(ctx, operation, output, encoding)
+            return rpc.output_document(ctx, operation, output, encoding, None)
 
-    def _reply(
-        self, ctx: Any, operation: rpc.Operation, output: dict[str, object], encoding: Encoding
-    ) -> str:
-        tree, op = rpc.parse_output(ctx, operation, output)
-        try:
-            if operation.output_reads_running:
-                with self._lock:
-                    rpc.validate_output(ctx, tree, self.running.first[0])
-            else:
-                rpc.validate_output(ctx, tree, None)
-            return rpc.print_output(op, operation, encoding)
-        finally:
-            nodes.free_all(tree)
+    @contextmanager
+    def _running_tree(self) -> Iterator[Node]:
+        """Running's tree, under the core's lock."""
+        with self._lock:
+            yield self.running.first[0]
 
     def _operation(self, path: DataPath) -> rpc.Operation:
         """The operation at a path; RPCs are resolved once (their paths are a fixed set)."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +59,12 @@ class Operation:
     is_rpc: bool
     input_reads_running: bool = True  # validating the input needs running (and its lock)
     output_reads_running: bool = True  # the same for the output
+
+    @property
+    def parallel(self) -> bool:
+        """An RPC whose input and output validate without running: any process with the
+        schema can validate them (twin contexts, RESTCONF worker processes)."""
+        return self.is_rpc and not self.input_reads_running and not self.output_reads_running
 
     @property
     def module(self) -> str:
@@ -260,6 +268,49 @@ def members_of(op: Node, operation: Operation) -> dict[str, object]:
     if operation.is_rpc:  # an RPC has no list keys to drop
         return dict(inner)
     return {k: v for k, v in inner.items() if k not in _keys(op)}
+
+
+#: Running's tree for a validation that reads it, held (under the core's lock) only meanwhile.
+Running = Callable[[], AbstractContextManager[Node]]
+
+
+def input_members(
+    ctx: Any, operation: Operation, document: str, encoding: Encoding, running: Running | None
+) -> dict[str, object]:
+    """The validated input of an invocation as RFC 7951 members: parsed in ``ctx`` (no lock),
+    validated against ``running`` (held only for the validation; None when the operation's
+    ``input_reads_running`` is False) and freed."""
+    tree, op = parse_input(ctx, operation, document, encoding)
+    try:
+        if running is None:
+            validate_input(ctx, tree, None)
+        else:
+            with running() as dep:
+                validate_input(ctx, tree, dep)
+        return members_of(op, operation)
+    finally:
+        nodes.free_all(tree)
+
+
+def output_document(
+    ctx: Any,
+    operation: Operation,
+    output: dict[str, object],
+    encoding: Encoding,
+    running: Running | None,
+) -> str:
+    """A handler's output validated as the reply (against ``running`` as in
+    :func:`input_members`) and printed in RESTCONF form (``""`` without output nodes)."""
+    tree, op = parse_output(ctx, operation, output)
+    try:
+        if running is None:
+            validate_output(ctx, tree, None)
+        else:
+            with running() as dep:
+                validate_output(ctx, tree, dep)
+        return print_output(op, operation, encoding)
+    finally:
+        nodes.free_all(tree)
 
 
 def _keys(node: Node) -> set[str]:
