@@ -38,6 +38,7 @@ from controller.restconf.http import HttpReply, HttpRequest, data_reply, empty_r
 from controller.restconf.media import DATA_TYPE, MediaType, body_type, negotiate
 from controller.restconf.query import NO_PARAMS, STREAM_PARAMS, parse_query
 from controller.restconf.streams import STREAM_ENCODINGS, ToXml, event_source, renderer
+from controller.types import DataPath
 
 LOG = logging.getLogger(__name__)
 NamespaceOf = Callable[[str], str | None]
@@ -68,6 +69,16 @@ def schema_revision(info: ServerInfo) -> Revision:
     return Revision(f"schema-{digest}", info.started.astimezone(UTC).replace(microsecond=0))
 
 
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """An RPC's invocation as RESTCONF received it, checked (:meth:`Restconf.invocation`)."""
+
+    data_path: DataPath
+    document: str  # the input, ``{}`` for none
+    encoding: Encoding  # the input's, and so the output's
+    reply_encoding: Encoding  # what the client accepts
+
+
 class Restconf:
     """The RESTCONF server's request handling, over a :class:`ServerCore`."""
 
@@ -83,8 +94,39 @@ class Restconf:
 
     def handle(self, request: HttpRequest) -> HttpReply:
         """Answer one request; never raises."""
+        return self._guarded(request, lambda: self._route(request))
+
+    def invocation(self, request: HttpRequest) -> Invocation | None:
+        """The well-formed invocation of an RPC a request is (RFC 8040 3.6: a POST to
+        ``/operations/X`` or ``/data/X``, without a query, whose input names no member twice
+        and whose reply can come in its encoding); None for any other request, whose reply
+        comes from :meth:`handle`. For a process that has the invocation run elsewhere
+        (:mod:`controller.workers`), then answers it with :meth:`invoked`."""
+        if request.method != "POST":
+            return None
+        rest = request.path.removeprefix(ROOT + "/")
+        head, _, tail = rest.partition("/")
+        if rest == request.path or head not in ("operations", "data") or not tail:
+            return None
         try:
-            return self._route(request)
+            resolved = self._resolver.resolve(tail)
+            if resolved.node is None or resolved.node.kind is not NodeKind.RPC:
+                return None
+            return self._call(request, resolved)
+        except CatsError:
+            return None
+
+    def invoked(
+        self, request: HttpRequest, call: Invocation, invoke: Callable[[], str]
+    ) -> HttpReply:
+        """The reply to an invocation whose output document ``invoke`` gives (or whose
+        error it raises); never raises."""
+        return self._guarded(request, lambda: self._output_reply(call, self._served(invoke)))
+
+    def _guarded(self, request: HttpRequest, answer: Callable[[], HttpReply]) -> HttpReply:
+        """``answer()``, or the reply to its error."""
+        try:
+            return answer()
         except CatsError as exc:
             allow = exc.allow if isinstance(exc, RestconfError) else None
             return self.error_reply(request, status_for(exc), exc.items, allow)
@@ -220,9 +262,18 @@ class Restconf:
                 ErrorItem(ErrorType.PROTOCOL, "operation-not-supported", "an operation takes POST"),
                 allow="OPTIONS, POST",
             )
+        call = self._call(request, resolved)
+        principal = request.principal
+        return self._output_reply(
+            call,
+            self._served(
+                lambda: self._core.invoke(call.data_path, call.document, call.encoding, principal)
+            ),
+        )
+
+    def _call(self, request: HttpRequest, resolved: ResolvedPath) -> Invocation:
+        """What an invocation POSTs (RFC 8040 3.6.1), checked before anything runs."""
         parse_query(request.query, NO_PARAMS)
-        node = resolved.node
-        assert node is not None
         if request.body.strip():
             encoding = body_type(request.header("content-type")).encoding
             document = request.text
@@ -231,19 +282,28 @@ class Restconf:
         else:
             encoding, document = Encoding.JSON, "{}"
         reply_encoding = negotiate(request.header("accept"), encoding)
+        return Invocation(resolved.data_path, document, encoding, reply_encoding)
+
+    @staticmethod
+    def _served(invoke: Callable[[], str]) -> str:
+        """The output of an invocation; 501 for one that is modelled but that nobody serves."""
         try:
-            output = self._core.invoke(resolved.data_path, document, encoding, request.principal)
+            return invoke()
         except CatsError as exc:
             if exc.items[0].tag == "operation-not-supported":  # modelled, but nobody serves it
                 raise RestconfError(HTTPStatus.NOT_IMPLEMENTED, *exc.items) from None
             raise
-        if reply_encoding is not encoding:
+
+    @staticmethod
+    def _output_reply(call: Invocation, output: str) -> HttpReply:
+        """RFC 8040 4.4.2: 200 with the output, or 204 without one."""
+        if call.reply_encoding is not call.encoding:
             raise protocol_error(
                 406, "invalid-value", "the output is given in the input's encoding"
             )
         if _is_empty(output):
             return HttpReply(204)
-        return data_reply(200, output.encode(), encoding, None)
+        return data_reply(200, output.encode(), call.encoding, None)
 
     # -- event streams ----------------------------------------------------------------------
 

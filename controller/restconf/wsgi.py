@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from http import HTTPStatus
 from typing import Any
@@ -146,9 +147,7 @@ class RestconfApp:
             LOG.exception("unexpected error on %s %s", method, path)
             item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
             reply = self._restconf.error_reply(bare, 500, (item,))
-        resource = _resource(path)
-        RESTCONF_LATENCY.labels(method, resource).observe(time.perf_counter() - started)
-        RESTCONF_REQUESTS.labels(method, resource, status_class(reply.status)).inc()
+        self.count(bare, reply.status, started)
         headers = list(reply.headers)
         if reply.stream is not None:
             start_response(status_line(reply.status), headers)
@@ -161,32 +160,59 @@ class RestconfApp:
         start_response(status_line(reply.status), headers)
         return [] if method == "HEAD" else [reply.body]
 
+    def count(self, bare: HttpRequest, status: int, started: float) -> None:
+        """The request in the RESTCONF metrics (latency from ``started``, perf_counter)."""
+        resource = _resource(bare.path)
+        RESTCONF_LATENCY.labels(bare.method, resource).observe(time.perf_counter() - started)
+        RESTCONF_REQUESTS.labels(bare.method, resource, status_class(status)).inc()
+
     def _answer(self, bare: HttpRequest, environ: WSGIEnvironment) -> HttpReply:
         """Authenticate, read the body within its bound and let the resources answer."""
-        public = bare.path in UNAUTHENTICATED
         source = str(environ.get("REMOTE_ADDR", ""))
         user = None
-        if not public:
+        if not is_public(bare):
             memo = environ.get(CONNECTION_MEMO)
             memo = memo if isinstance(memo, ConnectionMemo) else None
-            authenticated = self._authenticate(bare.header("authorization"), source, memo)
+            authenticated = self.authenticate(bare, source, memo)
             if authenticated.user is None:
-                return self._refused(bare, authenticated)
+                return self.refused(bare, authenticated)
             user = authenticated.user
-        body = self._body(bare, environ, source)
+        body = self.body(bare, environ, source)
         if isinstance(body, HttpReply):
             return body
+        return self.respond(bare, body, source, user)
+
+    def authenticate(
+        self, bare: HttpRequest, source: str, memo: ConnectionMemo | None
+    ) -> Authenticated:
+        """The user the request's credentials authenticate (``memo``: what its connection
+        has proved), or why there is none."""
+        return self._authenticate(bare.header("authorization"), source, memo)
+
+    def respond(self, bare: HttpRequest, body: bytes, source: str, user: str | None) -> HttpReply:
+        """The resources' reply to an authenticated request (``user`` None: a public
+        resource), with its commit comment and label and its audit context."""
         principal = self._principal_of(user, "restconf", source) if user else ANONYMOUS
+        with self.context(bare, source) as problem:
+            if problem is not None:
+                return problem
+            return self._restconf.handle(replace(bare, body=body, principal=principal))
+
+    @contextmanager
+    def context(self, bare: HttpRequest, source: str) -> Iterator[HttpReply | None]:
+        """The audit context of a request (its transport, source, commit comment and label),
+        or the reply refusing a comment or label that is not one (yielded instead)."""
         comment, label = bare.header(COMMENT_HEADER), bare.header(LABEL_HEADER)
         problem = comment_problem(comment, label)
         if problem is not None:
             item = ErrorItem(ErrorType.PROTOCOL, "invalid-value", problem)
-            return self._restconf.error_reply(bare, 400, (item,))
+            yield self._restconf.error_reply(bare, 400, (item,))
+            return
         info = audit.RequestInfo("restconf", source, None, bare.method, comment, label)
         with audit.request(info):
-            return self._restconf.handle(replace(bare, body=body, principal=principal))
+            yield None
 
-    def _body(self, bare: HttpRequest, environ: WSGIEnvironment, source: str) -> bytes | HttpReply:
+    def body(self, bare: HttpRequest, environ: WSGIEnvironment, source: str) -> bytes | HttpReply:
         """The request body, or the reply refusing it: past its deadline (408), past its size
         (413) or past the bounds on its shape (413 too-big, 400 malformed)."""
         try:
@@ -212,7 +238,7 @@ class RestconfApp:
             return self._restconf.error_reply(bare, 400, (item,))
         return body
 
-    def _refused(self, bare: HttpRequest, authenticated: Authenticated) -> HttpReply:
+    def refused(self, bare: HttpRequest, authenticated: Authenticated) -> HttpReply:
         """401 for no or wrong credentials; 429 while the source or user is throttled after
         failures, 503 while every password check is busy (both with Retry-After)."""
         wait = str(max(1, math.ceil(authenticated.retry_after)))
@@ -226,6 +252,11 @@ class RestconfApp:
             return _with(self._restconf.error_reply(bare, 503, (item,)), "Retry-After", wait)
         item = ErrorItem(ErrorType.PROTOCOL, "access-denied", "authentication required")
         return _with(self._restconf.error_reply(bare, 401, (item,)), "WWW-Authenticate", REALM)
+
+
+def is_public(bare: HttpRequest) -> bool:
+    """Whether a request's resource is served without authentication."""
+    return bare.path in UNAUTHENTICATED
 
 
 def _resource(path: str) -> str:
