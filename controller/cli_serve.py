@@ -63,6 +63,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             max_per_source=args.restconf_max_connections_per_source,
         ),
         limits=limits,
+        workers=args.restconf_workers,
     )
     netconf = NetconfSettings(
         address=args.netconf_address,

@@ -108,6 +108,16 @@ def add_restconf_options(serve: argparse.ArgumentParser) -> None:
         "selector thread; a worker takes a request once its head is in.",
     )
     group.add_argument(
+        "--restconf-workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N worker processes read RESTCONF requests (HTTP, TLS, bodies) and validate the "
+        "input of RPCs that read no configuration (select-service, the reports), so that "
+        "RESTCONF uses more than one core; the server process keeps the tables, the "
+        "datastores, authentication and access control. 0: one process (default)",
+    )
+    group.add_argument(
         "--restconf-header-timeout",
         type=float,
         default=gate.header_timeout,

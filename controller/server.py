@@ -59,6 +59,7 @@ from controller.statedir import (
     seed_running,
 )
 from controller.types import DataPath
+from controller.workers.pool import WorkerPool, WorkerSettings
 
 if TYPE_CHECKING:
     from controller.cluster.membership import Membership
@@ -108,6 +109,18 @@ def _schema_id(schema: Schema) -> str:
     return ",".join(
         f"{name}@{revision}" for name, revision in sorted(schema.implemented_modules(), key=str)
     )
+
+
+class Serving(Protocol):
+    """RESTCONF's server: in this process, or in worker processes (``--restconf-workers``)."""
+
+    def start(self) -> None:
+        """Bind and serve."""
+        ...
+
+    def stop(self) -> None:
+        """Stop serving."""
+        ...
 
 
 class Hosted(Protocol):
@@ -260,7 +273,13 @@ class Application:
             max_body_size=listen.max_body_size,
             limits=listen.limits,
         )
-        self.server = RestconfServer(app, listen)
+        self.server: Serving
+        if listen.workers <= 0:
+            self.server = RestconfServer(app, listen)
+        else:  # --restconf-workers
+            folders = tuple(str(folder) for folder in settings.yang_dirs)
+            workers = WorkerSettings(listen.workers, folders, settings.features, info)
+            self.server = WorkerPool(app, self.core, listen, workers)
         self.netconf = build_netconf(
             self.core,
             self.schema,

@@ -50,11 +50,7 @@ class Invoking(CoreParts):
             with self._contexts.borrow() as ctx:
                 members = rpc.input_members(ctx, operation, input_document, encoding, None)
         output = self._handled(operation, principal, members)
-        try:
-            return self._output(operation, output, encoding)
-        except CatsError as exc:  # the server's fault, not the client's (RFC 7950 7.14.3)
-            LOG.error("the handler of %s returned invalid output: %s", path, exc)
-            raise operation_failed(f"the handler of {path} returned invalid output", path) from exc
+        return self._output(operation, output, encoding)
 
     def run_validated(
         self, path: DataPath, members: dict[str, object], principal: Principal

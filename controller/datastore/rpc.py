@@ -18,6 +18,7 @@ own nodes, it is validated without a dependency tree, so without the datastore l
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -28,11 +29,14 @@ from lxml import etree
 
 from controller.datastore import datapath
 from controller.datastore import schemawalk as sw
-from controller.datastore.errors import refuse
+from controller.datastore.errors import operation_failed, refuse
+from controller.errors import CatsError
 from controller.model import nodes
 from controller.model.nodes import Node
 from controller.model.schema import Encoding
 from controller.types import DataPath, SchemaPath
+
+LOG = logging.getLogger(__name__)
 
 # No entities, no network: RPC input comes from clients.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
@@ -300,17 +304,23 @@ def output_document(
     running: Running | None,
 ) -> str:
     """A handler's output validated as the reply (against ``running`` as in
-    :func:`input_members`) and printed in RESTCONF form (``""`` without output nodes)."""
-    tree, op = parse_output(ctx, operation, output)
+    :func:`input_members`) and printed in RESTCONF form (``""`` without output nodes);
+    ``operation-failed`` (logged) for output that is not valid."""
     try:
-        if running is None:
-            validate_output(ctx, tree, None)
-        else:
-            with running() as dep:
-                validate_output(ctx, tree, dep)
-        return print_output(op, operation, encoding)
-    finally:
-        nodes.free_all(tree)
+        tree, op = parse_output(ctx, operation, output)
+        try:
+            if running is None:
+                validate_output(ctx, tree, None)
+            else:
+                with running() as dep:
+                    validate_output(ctx, tree, dep)
+            return print_output(op, operation, encoding)
+        finally:
+            nodes.free_all(tree)
+    except CatsError as exc:  # the server's fault, not the client's (RFC 7950 7.14.3)
+        path = operation.path
+        LOG.error("the handler of %s returned invalid output: %s", path, exc)
+        raise operation_failed(f"the handler of {path} returned invalid output", path) from exc
 
 
 def _keys(node: Node) -> set[str]:

@@ -49,6 +49,7 @@ class ListenSettings:
     max_body_size: int = DEFAULT_MAX_BODY
     gate: GateSettings = field(default_factory=GateSettings)
     limits: DocumentLimits = field(default_factory=DocumentLimits)  # the shape of a body
+    workers: int = 0  # worker processes reading requests (controller.workers); 0: none
 
     @property
     def scheme(self) -> str:

@@ -145,8 +145,7 @@ class RestconfApp:
             reply = self._answer(bare, environ)
         except Exception:  # the handlers never raise; authentication might
             LOG.exception("unexpected error on %s %s", method, path)
-            item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
-            reply = self._restconf.error_reply(bare, 500, (item,))
+            reply = self.failed(bare)
         self.count(bare, reply.status, started)
         headers = list(reply.headers)
         if reply.stream is not None:
@@ -189,10 +188,19 @@ class RestconfApp:
         has proved), or why there is none."""
         return self._authenticate(bare.header("authorization"), source, memo)
 
+    def principal(self, user: str, source: str) -> Principal:
+        """The principal of an authenticated RESTCONF user."""
+        return self._principal_of(user, "restconf", source)
+
+    def failed(self, bare: HttpRequest) -> HttpReply:
+        """500 ``operation-failed``, for what the handlers never raise (logged by the caller)."""
+        item = ErrorItem(ErrorType.APPLICATION, "operation-failed", "internal error")
+        return self._restconf.error_reply(bare, 500, (item,))
+
     def respond(self, bare: HttpRequest, body: bytes, source: str, user: str | None) -> HttpReply:
         """The resources' reply to an authenticated request (``user`` None: a public
         resource), with its commit comment and label and its audit context."""
-        principal = self._principal_of(user, "restconf", source) if user else ANONYMOUS
+        principal = self.principal(user, source) if user else ANONYMOUS
         with self.context(bare, source) as problem:
             if problem is not None:
                 return problem

@@ -45,6 +45,9 @@ ROLES = {
 USERS = [user for members in ROLES.values() for user in members] + ["nobody", "rescue"]
 FORWARDER_PASSWORD = "forwarder-pw"
 SERVE_ARGS = ("--recovery-user", "rescue")
+#: Each test runs against RESTCONF in the server process and in two worker processes: access
+#: control is the core's either way.
+RESTCONF_WORKERS = (0, 2)
 
 
 def seed() -> dict[str, object]:
@@ -67,9 +70,12 @@ def seed() -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("nacm")
-    with seeded_server(folder, seed(), *SERVE_ARGS) as running:
+    workers = ("--restconf-workers", str(request.param)) if request.param else ()
+    with seeded_server(folder, seed(), *SERVE_ARGS, *workers) as running:
         yield running
 
 

@@ -22,6 +22,10 @@ RESTCONF_NS = "urn:ietf:params:xml:ns:yang:ietf-restconf"
 TOP = "data/rc-test:top"
 
 
+#: Each test runs against RESTCONF in the server process and in two worker processes.
+RESTCONF_WORKERS = (0, 2)
+
+
 def seed() -> dict[str, object]:
     """Running at start: the admin, rc-test and a small bench-list."""
     document: dict[str, object] = admin_users()

@@ -33,6 +33,10 @@ SCI1, SCI3 = "188.3.67.3:67", "188.3.67.4:69"
 SERVICES = {SCI1: "ARS", "188.3.67.3:68": "VRS", SCI3: "ARS", "188.3.67.4:70": "LLMS"}
 
 
+#: Each test runs against RESTCONF in the server process and in two worker processes.
+RESTCONF_WORKERS = (0, 2)
+
+
 def seed() -> dict[str, object]:
     """The admin, the section 7.1 attachments (CSCI-ID to egress) and a rate limit that lets
     this module's reports through (all of them come from the admin, within seconds)."""

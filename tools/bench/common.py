@@ -111,6 +111,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """:func:`cpu_seconds` of a process and its children now alive (Linux /proc)."""
+    total = cpu_seconds(pid)
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                total += cpu_seconds(int(child))
+            except FileNotFoundError:  # gone meanwhile
+                continue
+    return total
+
+
 def free_port() -> int:
     """A loopback port nobody listens on now."""
     with socket.socket() as probe:

@@ -139,6 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=5, help="CST rounds through the server (first: the load)"
     )
     parser.add_argument("--no-server", action="store_true", help="in-process figures only")
+    parser.add_argument(
+        "--restconf-workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the server's --restconf-workers (0: RESTCONF in the server process)",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     index = build(rng, args.csci, args.egresses, args.ingresses)
@@ -206,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'in-process select':<40} {min(rates) / TARGET:>5.2f} x target {TARGET:,} decisions/s")
     if not args.no_server:
         server = selection_rpc.run(
-            args.csci, args.egresses, args.ingresses, rounds=args.rounds, seconds=args.seconds
+            args.csci,
+            args.egresses,
+            args.ingresses,
+            selection_rpc.Runs(args.rounds, args.seconds, args.restconf_workers),
         )
         ok = ok and server
     print("PASS" if ok else "FAIL (a target was missed)")

@@ -58,8 +58,9 @@ JSON_TYPE = "application/yang-data+json"
 
 
 class CpuMeter:
-    """Cores the server, this bench (the clients) and the whole machine used over a phase:
-    what bounds a rate on a machine of few cores (the clients share them)."""
+    """Cores the server (with its RESTCONF worker processes), this bench (the clients) and the
+    whole machine used over a phase: what bounds a rate on a machine of few cores (the
+    clients share them)."""
 
     def __init__(self, server_pid: int) -> None:
         self.server_pid = server_pid
@@ -67,7 +68,7 @@ class CpuMeter:
 
     def _sample(self) -> tuple[float, float, float, float]:
         ticks = os.sysconf("SC_CLK_TCK")
-        server = common.cpu_seconds(self.server_pid)
+        server = common.tree_cpu_seconds(self.server_pid)
         own = os.times()
         cpu = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
         # every state but idle, iowait and steal (the hypervisor's), guest counted in user
@@ -401,8 +402,9 @@ def agreement(client: Client, ingresses: list[str]) -> int:
 
 
 @contextmanager
-def served(folder: Path) -> Iterator[tuple[int, int]]:
-    """A seeded ``catsctl serve``; yields its RESTCONF port and its process id."""
+def served(folder: Path, workers: int = 0) -> Iterator[tuple[int, int]]:
+    """A seeded ``catsctl serve`` (with ``workers`` RESTCONF worker processes); yields its
+    RESTCONF port and its process id."""
     init = folder / "init.json"
     init.write_text(json.dumps(seed_document()))
     port = common.free_port()
@@ -419,6 +421,8 @@ def served(folder: Path) -> Iterator[tuple[int, int]]:
         str(port),
         "--netconf-port",
         "0",
+        "--restconf-workers",
+        str(workers),
     ]
     with (folder / "serve.log").open("wb") as log:
         process = subprocess.Popen(command, cwd=common.ROOT, stdout=log, stderr=log)
@@ -444,13 +448,15 @@ def _ready(port: int) -> bool:
         return False
 
 
-def over_restconf(data: Tables, rounds: int) -> tuple[dict[str, float], list[Figure], int]:
+def over_restconf(
+    data: Tables, rounds: int, workers: int
+) -> tuple[dict[str, float], list[Figure], int]:
     """Ingest and select-service over RESTCONF: steady-state entries/s by label, the select
     figures (``examined``; ``none`` stands in, labelled, when the server cannot answer
     ``examined``), disagreements.
     """
     folder = tempfile.TemporaryDirectory(prefix="bench-selection-")
-    with folder as temp, served(Path(temp)) as (port, pid):
+    with folder as temp, served(Path(temp), workers) as (port, pid):
         client, cpu = Client(port), CpuMeter(pid)
         reporters = {user: Reporter() for user in SENDERS}
         load_nst(client.output, reporters[USER], data)
@@ -641,7 +647,16 @@ def past_the_gil(rates: dict[str, float], figures: list[Figure], limit: float) -
     return ok and len(rows) == 3  # noqa: PLR2004
 
 
-def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float) -> bool:
+@dataclass(frozen=True)
+class Runs:
+    """How the server part runs: CST rounds, seconds per timed phase, RESTCONF workers."""
+
+    rounds: int
+    seconds: float
+    workers: int = 0
+
+
+def run(csci: int, egresses: int, ingresses: int, runs: Runs) -> bool:
     """The whole server part; prints the figures and ratios; True when every target holds.
 
     Both targets are capacities of the server, so each is checked on the configuration that
@@ -652,13 +667,13 @@ def run(csci: int, egresses: int, ingresses: int, *, rounds: int, seconds: float
     data = tables(random.Random(11), csci, egresses, ingresses)
     print(
         f"\nthrough the server: {data.entries} CST entries in reports of {REPORT_SIZE}, "
-        f"{sum(len(r) for r in data.nst)} NST paths; {rounds - 1} steady rounds after the "
-        "first load"
+        f"{sum(len(r) for r in data.nst)} NST paths; {runs.rounds - 1} steady rounds after "
+        f"the first load; RESTCONF worker processes: {runs.workers or 'none'}"
     )
     before = os.getloadavg()[0]
-    rates = in_process(data, rounds, seconds)
-    remote, figures, wrong = over_restconf(data, rounds)
-    limit = one_core(data, seconds)
+    rates = in_process(data, runs.rounds, runs.seconds)
+    remote, figures, wrong = over_restconf(data, runs.rounds, runs.workers)
+    limit = one_core(data, runs.seconds)
     rates.update(remote)
     after = os.getloadavg()[0]
     print(
