@@ -47,6 +47,12 @@ RESTCONF_LATENCY = Histogram(
     ["method", "resource"],
     buckets=LATENCY,
 )
+RESTCONF_WORKER_MESSAGES = Counter(
+    "cats_restconf_worker_messages_total",
+    "What RESTCONF worker processes handed the core (--restconf-workers): requests "
+    "forwarded whole, invocations whose input a worker validated, credential checks",
+    ["kind"],
+)
 NETCONF_RPCS = Counter(
     "cats_netconf_rpcs_total", "NETCONF operations by name and result", ["operation", "result"]
 )

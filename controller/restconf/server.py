@@ -63,7 +63,8 @@ class ListenSettings:
         return f"{self.scheme}://{host}:{self.port}/restconf"
 
 
-def _ssl_adapter(tls: TlsSettings) -> BuiltinSSLAdapter:
+def ssl_adapter(tls: TlsSettings) -> BuiltinSSLAdapter:
+    """cheroot's TLS for the configured certificate (and client CA)."""
     adapter = BuiltinSSLAdapter(str(tls.cert), str(tls.key))
     if tls.client_ca is not None:
         adapter.context.load_verify_locations(cafile=str(tls.client_ca))
@@ -184,7 +185,7 @@ class RestconfServer:
         self._settings = settings
         self._server = GatedServer((settings.address, settings.port), app, settings)
         if settings.tls is not None:
-            self._server.ssl_adapter = _ssl_adapter(settings.tls)
+            self._server.ssl_adapter = ssl_adapter(settings.tls)
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> RestconfServer:

@@ -14,6 +14,7 @@ from multiprocessing.connection import Connection, Listener
 
 from controller.datastore.core import Core
 from controller.errors import CatsError, ErrorItem, ErrorType
+from controller.observability.metrics import RESTCONF_WORKER_MESSAGES
 from controller.restconf.auth import ConnectionMemo
 from controller.restconf.errors import status_of
 from controller.restconf.http import HttpReply, HttpRequest
@@ -31,6 +32,9 @@ from controller.workers.link import (
 )
 
 LOG = logging.getLogger(__name__)
+VALIDATED = RESTCONF_WORKER_MESSAGES.labels("validated")
+FORWARDED = RESTCONF_WORKER_MESSAGES.labels("forwarded")
+CHECKED = RESTCONF_WORKER_MESSAGES.labels("credentials")
 
 
 class Gateway:
@@ -92,8 +96,10 @@ class Gateway:
                     self._on_ready(message.pid)
                     connection.send(Answer(None, None))
                 elif isinstance(message, Validated):
+                    VALIDATED.inc()
                     connection.send(self._run(message))
                 elif isinstance(message, Forwarded):
+                    (CHECKED if message.authenticate_only else FORWARDED).inc()
                     self._forward(connection, message)
                 else:
                     LOG.error("a RESTCONF worker sent %s", type(message).__name__)

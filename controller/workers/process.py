@@ -28,7 +28,7 @@ from controller.model.serverschema import server_schema
 from controller.observability.logs import configure
 from controller.restconf.bounds import GateSettings
 from controller.restconf.resources import Restconf, ServerInfo
-from controller.restconf.server import GatedServer, ListenSettings, TlsSettings
+from controller.restconf.server import GatedServer, ListenSettings, TlsSettings, ssl_adapter
 from controller.workers.app import WorkerApp
 from controller.workers.link import CoreLink, Ready
 
@@ -99,6 +99,9 @@ def main() -> int:
     """Serve until SIGTERM or the end of standard input."""
     spec = Spec.from_json(sys.stdin.readline())
     configure(verbose=False, log_format=spec.log_format, levels=spec.log_levels)
+    # An input a worker finds invalid goes to the core, which logs libyang's words on it;
+    # output that is not valid is logged with them (rpc.output_document).
+    logging.getLogger("libyang").setLevel(logging.CRITICAL)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the core stops its workers itself
@@ -121,6 +124,8 @@ def main() -> int:
         limits=listen.limits,
     )
     server = InheritedServer(socket.socket(fileno=spec.fd), app, listen)
+    if listen.tls is not None:
+        server.ssl_adapter = ssl_adapter(listen.tls)
     server.prepare()
     serving = threading.Thread(target=server.serve, name="restconf", daemon=True)
     serving.start()

@@ -19,7 +19,7 @@ import requests
 from controller.auth import hash_password
 from controller.auth.policy import default_policy
 from tests.conftest import ROOT
-from tools.bench.common import stop
+from tools.bench.common import child_processes, stop
 
 TEST_YANG = ROOT / "tests" / "yang"
 ADMIN = ("admin", "admin-secret")
@@ -89,6 +89,17 @@ class Server:
     def stderr(self) -> str:
         """What the server logged."""
         return self.log.read_text(errors="replace")
+
+
+def worker_processes(pid: int) -> list[int]:
+    """The RESTCONF worker processes (``--restconf-workers``) of a server process now."""
+    found = []
+    for child in child_processes(pid):
+        with contextlib.suppress(FileNotFoundError):
+            command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            if b"controller.workers.process" in command:
+                found.append(child)
+    return found
 
 
 def _listening(port: int) -> bool:

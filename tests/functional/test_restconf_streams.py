@@ -13,10 +13,19 @@ import pytest
 import requests
 from lxml import etree
 
-from tests.functional.restconf_server import JSON, Server, admin_users, seeded_server
+from tests.functional.restconf_server import (
+    JSON,
+    Server,
+    admin_users,
+    seeded_server,
+    worker_processes,
+)
 
 pytestmark = pytest.mark.functional
 STREAM = "streams/json/NETCONF"
+#: Each test runs against RESTCONF in the server process and in two worker processes (a
+#: worker relays the core's stream).
+RESTCONF_WORKERS = (0, 2)
 XML_STREAM = "streams/xml/NETCONF"
 NOTIFICATION_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
 NC_NOTIFICATIONS_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-notifications"
@@ -165,13 +174,18 @@ def test_streams_need_authentication(server: Server, tmp_path: Path) -> None:
     assert requests.get(server.url(STREAM), timeout=10).status_code == 401
 
 
-def test_sigterm_with_an_open_stream_stops_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_sigterm_with_an_open_stream_stops_at_once(tmp_path: Path, workers: str) -> None:
     """Shutdown ends the subscriptions, so an idle stream does not hold a worker: the server
     exits while the client still holds the stream open (a held worker would keep it running
-    for as long as the client waits; the bound is a loaded machine's, not a speed)."""
-    with seeded_server(tmp_path, admin_users()) as server:
+    for as long as the client waits; the bound is a loaded machine's, not a speed). With
+    RESTCONF worker processes, the stream ends through its worker, and the workers exit."""
+    with seeded_server(tmp_path, admin_users(), "--restconf-workers", workers) as server:
+        children = worker_processes(server.process.pid)
+        assert len(children) == int(workers)
         with server.request("GET", STREAM, stream=True, timeout=120) as reply:
             assert next(reply.iter_lines()) == b": subscribed"
             server.process.send_signal(signal.SIGTERM)
             server.process.wait(timeout=60)
         assert server.process.returncode == 0
+        assert not any(Path(f"/proc/{pid}").exists() for pid in children)

@@ -33,11 +33,16 @@ def make_cert(folder: Path, name: str) -> tuple[Path, Path]:
     return cert, key
 
 
-def test_https_with_client_certificates(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_https_with_client_certificates(tmp_path: Path, workers: str) -> None:
+    """In the server process and in RESTCONF worker processes alike."""
     cert, key = make_cert(tmp_path, "server")
     client_cert, client_key = make_cert(tmp_path, "client")
     init = write_init(tmp_path, admin_users())
-    extra = ("--tls-cert", str(cert), "--tls-key", str(key), "--tls-client-ca", str(client_cert))
+    extra = (
+        *("--tls-cert", str(cert), "--tls-key", str(key), "--tls-client-ca", str(client_cert)),
+        *("--restconf-workers", workers),
+    )
     with running_server(tmp_path / "state", init, *extra, scheme="https") as server:
         url = server.url("yang-library-version")
         client = (str(client_cert), str(client_key))

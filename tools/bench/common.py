@@ -8,6 +8,7 @@ drive one operation from several clients for SECONDS and check that bad edits ar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -114,13 +115,19 @@ def cpu_seconds(pid: int) -> float:
 def tree_cpu_seconds(pid: int) -> float:
     """:func:`cpu_seconds` of a process and its children now alive (Linux /proc)."""
     total = cpu_seconds(pid)
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                total += cpu_seconds(int(child))
-            except FileNotFoundError:  # gone meanwhile
-                continue
+    for child in child_processes(pid):
+        with contextlib.suppress(FileNotFoundError):  # gone meanwhile
+            total += cpu_seconds(child)
     return total
+
+
+def child_processes(pid: int) -> list[int]:
+    """The process ids of a process's children now (Linux /proc: each thread's)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
 
 
 def free_port() -> int:
