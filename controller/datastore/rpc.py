@@ -286,14 +286,19 @@ def input_members(
     ``input_reads_running`` is False) and freed."""
     tree, op = parse_input(ctx, operation, document, encoding)
     try:
-        if running is None:
-            validate_input(ctx, tree, None)
-        else:
-            with running() as dep:
-                validate_input(ctx, tree, dep)
+        _against(running, lambda dep: validate_input(ctx, tree, dep))
         return members_of(op, operation)
     finally:
         nodes.free_all(tree)
+
+
+def _against(running: Running | None, validate: Callable[[Node], None]) -> None:
+    """``validate`` with running's tree held meanwhile, or with None (no dependency tree)."""
+    if running is None:
+        validate(None)
+        return
+    with running() as dep:
+        validate(dep)
 
 
 def output_document(
@@ -309,11 +314,7 @@ def output_document(
     try:
         tree, op = parse_output(ctx, operation, output)
         try:
-            if running is None:
-                validate_output(ctx, tree, None)
-            else:
-                with running() as dep:
-                    validate_output(ctx, tree, dep)
+            _against(running, lambda dep: validate_output(ctx, tree, dep))
             return print_output(op, operation, encoding)
         finally:
             nodes.free_all(tree)

@@ -8,8 +8,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,15 @@ def worker_processes(pid: int) -> list[int]:
             if b"controller.workers.process" in command:
                 found.append(child)
     return found
+
+
+def wait_until(condition: Callable[[], bool], message: str, timeout: float = 60.0) -> None:
+    """Wait on a condition (never on a fixed sleep); fail with ``message`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not condition():
+        assert time.monotonic() < deadline, message
+        pause.wait(0.05)
 
 
 def _listening(port: int) -> bool:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +21,7 @@ from passlib.hash import sha512_crypt
 
 from controller.auth.policy import default_policy
 from tests.functional.netconf_client import connect_nc
-from tests.functional.restconf_server import JSON, Server, seeded_server
+from tests.functional.restconf_server import JSON, Server, seeded_server, wait_until
 
 pytestmark = pytest.mark.functional
 
@@ -98,15 +97,6 @@ def rc(server: Server, user: str, method: str, path: str, body: Any = None) -> r
 
 def nc(server: Server, user: str) -> Any:
     return connect_nc(server.netconf_port, user, PASSWORD)
-
-
-def wait_until(condition: Callable[[], bool], message: str, timeout: float = 60.0) -> None:
-    """Wait on a condition (never on a fixed sleep); fail with ``message`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not condition():
-        assert time.monotonic() < deadline, message
-        pause.wait(0.05)
 
 
 def nc_error(call: Any) -> str | None:

@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
-import time
-from collections.abc import Callable
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
 from pathlib import Path
@@ -29,6 +26,7 @@ from tests.functional.restconf_server import (
     Server,
     admin_policy,
     admin_users,
+    wait_until,
     worker_processes,
 )
 
@@ -76,15 +74,6 @@ def as_user(user: str, password: str = PASSWORD) -> requests.Session:
 
 def counted(server: Server, kind: str) -> float:
     return metrics.value(metrics.samples(server.metrics_port), MESSAGES, kind=kind)
-
-
-def wait_until(condition: Callable[[], bool], message: str, timeout: float = 120.0) -> None:
-    """Wait on a condition (never on a fixed sleep); fail with ``message`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not condition():
-        assert time.monotonic() < deadline, message
-        pause.wait(0.05)
 
 
 def test_a_worker_validates_the_input_and_the_core_runs_it(server: Server) -> None:
@@ -177,6 +166,7 @@ def test_a_killed_worker_is_replaced(server: Server) -> None:
             and len(worker_processes(server.process.pid)) == 2
         ),
         "the killed worker was not replaced",
+        timeout=120,
     )
     assert f"RESTCONF worker {victim} exited" in server.stderr()
     for _ in range(10):  # new connections each: some go to the new worker
