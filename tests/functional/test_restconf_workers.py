@@ -26,6 +26,8 @@ from tests.functional.restconf_server import (
     Server,
     admin_policy,
     admin_users,
+    running_server,
+    seeded_server,
     wait_until,
     worker_processes,
 )
@@ -173,3 +175,31 @@ def test_a_killed_worker_is_replaced(server: Server) -> None:
         fresh = as_user(*ADMIN)
         assert fresh.get(server.url("yang-library-version"), timeout=30).status_code == 200
         fresh.close()
+
+
+def test_workers_exit_with_a_killed_server_and_free_its_port(tmp_path: Path) -> None:
+    """SIGKILL leaves the server no time to stop its workers: they see their standard input
+    end and exit, so no orphan holds the port and a new server starts on it at once."""
+    with seeded_server(tmp_path, admin_users(), *SERVE_ARGS) as first:
+        children = worker_processes(first.process.pid)
+        assert len(children) == 2
+        first.process.kill()
+        first.process.wait(timeout=60)
+        wait_until(
+            lambda: not any(_alive(pid) for pid in children),
+            "the workers outlived their server",
+            timeout=120,
+        )
+        port = first.port
+    with running_server(tmp_path / "state", None, *SERVE_ARGS, port=port) as second:
+        assert second.request("GET", "yang-library-version").status_code == 200
+        assert len(worker_processes(second.process.pid)) == 2
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
