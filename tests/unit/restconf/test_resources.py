@@ -19,6 +19,7 @@ from controller.datastore.api import (
     Subscription,
 )
 from controller.datastore.errors import refuse
+from controller.errors import CatsError, ErrorItem, ErrorType
 from controller.model import Encoding
 from controller.model.paths import PathResolver
 from controller.restconf.http import HttpRequest
@@ -182,3 +183,49 @@ def test_edit_reaches_the_core_with_the_data_path(resolver: PathResolver) -> Non
     (edit,) = core.edits
     assert edit.path == "/rc-test:top/hop[name='h']"
     assert edit.where is not None
+
+
+def test_invocation_is_a_well_formed_post_of_an_rpc(resolver: PathResolver) -> None:
+    """What a RESTCONF worker may have run elsewhere (Restconf.invocation); everything else
+    is None, so that ``handle`` answers it, errors included."""
+    restconf = _restconf(resolver, FakeCore())
+    ping = "/restconf/operations/rc-test:ping"
+    call = restconf.invocation(HttpRequest("POST", ping, headers=JSON, body=b"{}"))
+    assert call is not None
+    assert (call.data_path, call.document, call.encoding) == ("/rc-test:ping", "{}", Encoding.JSON)
+    via_data = restconf.invocation(HttpRequest("POST", "/restconf/data/rc-test:ping"))
+    assert via_data is not None
+    assert via_data.document == "{}"
+    for refused in (
+        HttpRequest("GET", ping),
+        HttpRequest("OPTIONS", ping),
+        HttpRequest("POST", ping, "depth=1", headers=JSON, body=b"{}"),
+        HttpRequest("POST", ping, headers=JSON, body=b'{"a": 1, "a": 2}'),  # a name twice
+        HttpRequest("POST", "/restconf/operations/rc-test:nothing", headers=JSON, body=b"{}"),
+        HttpRequest("POST", "/restconf/data/rc-test:top", headers=JSON, body=b"{}"),
+        HttpRequest("POST", "/restconf/operations", headers=JSON, body=b"{}"),
+        HttpRequest("POST", "/elsewhere/operations/rc-test:ping", headers=JSON, body=b"{}"),
+    ):
+        assert restconf.invocation(refused) is None, refused
+
+
+def test_invoked_answers_as_handle_does(resolver: PathResolver) -> None:
+    """An invocation run elsewhere gets the reply ``handle`` would give: its output, 204
+    without one, the status of its error (501 for a modelled RPC nobody serves)."""
+    restconf = _restconf(resolver, FakeCore())
+    request = HttpRequest("POST", "/restconf/operations/rc-test:ping", headers=JSON, body=b"{}")
+    call = restconf.invocation(request)
+    assert call is not None
+    output = '{"rc-test:output": {"echo": "hi"}}'
+    reply = restconf.invoked(request, call, lambda: output)
+    assert (reply.status, json.loads(reply.body)) == (200, json.loads(output))
+    assert restconf.invoked(request, call, lambda: "").status == 204
+
+    def refused(tag: str) -> Callable[[], str]:
+        def invoke() -> str:
+            raise CatsError(ErrorItem(ErrorType.PROTOCOL, tag, tag))
+
+        return invoke
+
+    assert restconf.invoked(request, call, refused("access-denied")).status == 403
+    assert restconf.invoked(request, call, refused("operation-not-supported")).status == 501
