@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import secrets
+import socket
+import struct
+import tempfile
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection, Listener
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Connection, Listener, answer_challenge, deliver_challenge
+from pathlib import Path
 
 from controller.datastore.core import Core
 from controller.errors import CatsError, ErrorItem, ErrorType
@@ -32,24 +38,35 @@ from controller.workers.link import (
 )
 
 LOG = logging.getLogger(__name__)
+#: How long a new connection has to answer the challenge.
+HANDSHAKE_S = 5.0
+#: Connections answering the challenge at once; more are closed at accept.
+MAX_HANDSHAKES = 64
 VALIDATED = RESTCONF_WORKER_MESSAGES.labels("validated")
 FORWARDED = RESTCONF_WORKER_MESSAGES.labels("forwarded")
 CHECKED = RESTCONF_WORKER_MESSAGES.labels("credentials")
 
 
 class Gateway:
-    """Listens for worker connections (an abstract Unix socket; a connection must answer an
-    HMAC challenge on :attr:`authkey`) and answers their messages."""
+    """Listens for worker connections and answers their messages.
+
+    The socket is a file in a directory only this user may enter (a fresh ``mkdtemp``), and a
+    connection must answer an HMAC challenge on :attr:`authkey` before it is served. The
+    challenge runs on the connection's own thread within HANDSHAKE_S, so a peer that connects
+    and stays silent holds nothing but its thread, and at most MAX_HANDSHAKES do at once.
+    """
 
     def __init__(self, app: RestconfApp, core: Core, on_ready: Callable[[int], None]) -> None:
         self._app = app
         self._core = core
         self._on_ready = on_ready
         self.authkey = secrets.token_bytes(32)
-        self.address = f"\0cats-restconf-{secrets.token_hex(8)}"
-        self._listener = Listener(self.address, family=FAMILY, authkey=self.authkey)
+        self._folder = Path(tempfile.mkdtemp(prefix="cats-restconf-"))  # mode 0700
+        self.address = str(self._folder / "gateway")
+        self._listener = Listener(self.address, family=FAMILY)  # the challenge: _handshake
         self._open: set[Connection] = set()
         self._guard = threading.Lock()
+        self._handshakes = threading.BoundedSemaphore(MAX_HANDSHAKES)
         self._closed = False
         self._thread = threading.Thread(target=self._accept, name="restconf-gateway", daemon=True)
         self._thread.start()
@@ -60,11 +77,13 @@ class Gateway:
             self._closed = True
             open_now = list(self._open)
         with contextlib.suppress(OSError):
-            self._listener.close()
+            self._listener.close()  # removes the socket's file
         for connection in open_now:
             with contextlib.suppress(OSError):
                 connection.close()
         self._thread.join(timeout=5)
+        with contextlib.suppress(OSError):
+            self._folder.rmdir()
 
     def _accept(self) -> None:
         while True:
@@ -72,10 +91,9 @@ class Gateway:
                 connection = self._listener.accept()
             except OSError:  # closed
                 return
-            except Exception:  # a peer that failed the challenge (AuthenticationError, EOF)
-                if self._closed:
-                    return
-                LOG.warning("a connection to the RESTCONF worker gateway failed its challenge")
+            if not self._handshakes.acquire(blocking=False):
+                LOG.warning("too many connections to the RESTCONF worker gateway at once")
+                connection.close()
                 continue
             with self._guard:
                 if self._closed:
@@ -85,8 +103,27 @@ class Gateway:
             name = "restconf-gateway-connection"
             threading.Thread(target=self._serve, args=(connection,), name=name, daemon=True).start()
 
+    def _handshake(self, connection: Connection) -> bool:
+        """Whether the peer answers the challenge, and proves us, within HANDSHAKE_S."""
+        peer = socket.socket(fileno=os.dup(connection.fileno()))
+        try:
+            peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(HANDSHAKE_S))
+            try:
+                deliver_challenge(connection, self.authkey)
+                answer_challenge(connection, self.authkey)
+            except (AuthenticationError, EOFError, OSError):
+                LOG.warning("a connection to the RESTCONF worker gateway failed its challenge")
+                return False
+            peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(0))
+            return True
+        finally:
+            peer.close()
+            self._handshakes.release()
+
     def _serve(self, connection: Connection) -> None:
         try:
+            if not self._handshake(connection):
+                return
             while True:
                 try:
                     message = connection.recv()
@@ -180,6 +217,11 @@ class Gateway:
             return Failed((item,), memo.credential)
         self._app.count(bare, 200, started)
         return Output(output, memo.credential)
+
+
+def _timeval(seconds: float) -> bytes:
+    """A ``struct timeval`` for SO_RCVTIMEO (0: no timeout)."""
+    return struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000))
 
 
 def _memo(credential: bytes | None) -> ConnectionMemo:

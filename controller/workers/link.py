@@ -1,10 +1,11 @@
 """What a RESTCONF worker process and the core say to each other, and the worker's end.
 
 Each worker thread holds its own connection to the core (``multiprocessing.connection`` over
-an abstract Unix socket, opened with an HMAC challenge on a key only the core and its workers
-know), so a request is one send and one receive, and the core answers each connection on a
-thread of its own, as it would answer the HTTP connection itself. The messages are named
-tuples, which pickle at C speed (a dataclass with slots pickles through Python code).
+a Unix socket in a directory only the server's user may enter, opened with an HMAC challenge
+on a key only the core and its workers know), so a request is one send and one receive, and
+the core answers each connection on a thread of its own, as it would answer the HTTP
+connection itself. The messages are named tuples, which pickle at C speed (a dataclass with
+slots pickles through Python code).
 """
 
 from __future__ import annotations

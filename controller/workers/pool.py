@@ -158,6 +158,7 @@ class WorkerPool:
         with self._guard:
             worker = self._workers.get(pid)
         if worker is not None:
+            LOG.info("RESTCONF worker %d serves", pid)
             worker.ready.set()
 
     def _await(self, worker: _Worker) -> bool:

@@ -39,7 +39,7 @@ LOG = logging.getLogger("catsctl.serve.worker")
 class Spec:
     """What a worker is told: where the core is, the schema, how to listen, how to log."""
 
-    address: str  # the core's gateway (an abstract Unix socket: it starts with NUL)
+    address: str  # the core's gateway (a Unix socket's path)
     authkey: str  # hex; the gateway's challenge key
     fd: int  # the inherited listening socket
     yang_dirs: tuple[str, ...]

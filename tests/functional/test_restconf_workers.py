@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
 from pathlib import Path
@@ -137,17 +138,23 @@ def test_a_changed_password_refuses_the_next_request_of_an_open_connection(
     assert reply.status_code == 401, reply.text
 
 
-def test_the_link_to_the_core_admits_no_other_process(server: Server) -> None:
-    """The core's gateway is an abstract Unix socket that any local process can find
-    (/proc/net/unix); without the key the workers were given, a connection is refused and
-    logged, and the workers go on."""
-    names = [
+def gateway_address() -> str:
+    """The path of the core's worker gateway (the only one on the machine in this module)."""
+    found = [
         line.split()[-1]
         for line in Path("/proc/net/unix").read_text().splitlines()
-        if "@cats-restconf-" in line
+        if "/cats-restconf-" in line and line.endswith("/gateway")
     ]
-    assert names, "no gateway socket"
-    address = "\0" + names[0].removeprefix("@")
+    assert found, "no gateway socket"
+    return found[0]
+
+
+def test_the_link_to_the_core_admits_no_other_process(server: Server) -> None:
+    """The core's gateway is a socket in a directory only the server's user may enter; even
+    that user's other processes are refused without the key the workers were given (the
+    refusal is logged), and the workers go on."""
+    address = gateway_address()
+    assert Path(address).parent.stat().st_mode & 0o777 == 0o700
     with pytest.raises((AuthenticationError, EOFError, ConnectionError)):
         Client(address, family="AF_UNIX", authkey=os.urandom(32)).send("hello")
     wait_until(lambda: "failed its challenge" in server.stderr(), "the refusal was not logged")
@@ -159,6 +166,11 @@ def test_the_link_to_the_core_admits_no_other_process(server: Server) -> None:
 
 
 def test_a_killed_worker_is_replaced(server: Server) -> None:
+    """Even while peers hold connections to the gateway without a word: the challenge waits
+    on each connection's own thread, so the new worker gets through."""
+    silent = [socket.socket(socket.AF_UNIX) for _ in range(8)]
+    for peer in silent:
+        peer.connect(gateway_address())
     before = worker_processes(server.process.pid)
     victim = before[0]
     os.kill(victim, signal.SIGKILL)
@@ -171,10 +183,18 @@ def test_a_killed_worker_is_replaced(server: Server) -> None:
         timeout=120,
     )
     assert f"RESTCONF worker {victim} exited" in server.stderr()
+    (new,) = set(worker_processes(server.process.pid)) - set(before)
+    wait_until(
+        lambda: f"RESTCONF worker {new} serves" in server.stderr(),
+        "the new worker did not get through the gateway",
+        timeout=120,
+    )
     for _ in range(10):  # new connections each: some go to the new worker
         fresh = as_user(*ADMIN)
         assert fresh.get(server.url("yang-library-version"), timeout=30).status_code == 200
         fresh.close()
+    for peer in silent:
+        peer.close()
 
 
 def test_workers_exit_with_a_killed_server_and_free_its_port(tmp_path: Path) -> None:
