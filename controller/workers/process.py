@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
+from controller import heap
 from controller.datastore.api import ServerCore
 from controller.datastore.contexts import Contexts, default_size
 from controller.model.codec import NotificationCodec
@@ -127,6 +128,7 @@ def main() -> int:
     if listen.tls is not None:
         server.ssl_adapter = ssl_adapter(listen.tls)
     server.prepare()
+    heap.settle()  # the schema is frozen out of the collector's walks, as in the server
     serving = threading.Thread(target=server.serve, name="restconf", daemon=True)
     serving.start()
     threading.Thread(target=_until_eof, args=(stop,), name="core-watch", daemon=True).start()
