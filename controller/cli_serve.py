@@ -151,14 +151,6 @@ def _early(
     return Preparse(schema, state_dir).start()
 
 
-def _log_keep(text: str) -> int:
-    """``--cluster-log-keep``: a count of commits, 0 or more."""
-    number = int(text)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not 0 or more")
-    return number
-
-
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from controller.netconf.bounds import (  # noqa: PLC0415
         DEFAULT_MAX_MESSAGE,
@@ -221,7 +213,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     serve.add_argument(
         "--cluster-log-keep",
-        type=_log_keep,
+        type=options.zero_or_more,
         default=1000,
         metavar="N",
         help="the leader snapshots running into etcd every N commits, deletes the log up to N "

@@ -98,6 +98,14 @@ def add_login_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def zero_or_more(text: str) -> int:
+    """A count that may be 0 (``--cluster-log-keep``, ``--restconf-workers``)."""
+    number = int(text)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or more")
+    return number
+
+
 def add_restconf_options(serve: argparse.ArgumentParser) -> None:
     """How long RESTCONF waits for a client, and for how many."""
 
@@ -109,7 +117,7 @@ def add_restconf_options(serve: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--restconf-workers",
-        type=int,
+        type=zero_or_more,
         default=0,
         metavar="N",
         help="N worker processes read RESTCONF requests (HTTP, TLS, bodies) and validate the "

@@ -44,6 +44,21 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
     return dict(found.choices)
 
 
+def test_serve_counts_are_zero_or_more(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--restconf-workers`` and ``--cluster-log-keep``: 0 is a choice, a negative is an
+    error named by the option (not a silent 0)."""
+    args = build_parser().parse_args(["serve", "--restconf-workers", "2"])
+    assert (args.restconf_workers, build_parser().parse_args(["serve"]).restconf_workers) == (2, 0)
+    for option in ("--restconf-workers", "--cluster-log-keep"):
+        assert (
+            getattr(build_parser().parse_args(["serve", option, "0"]), option[2:].replace("-", "_"))
+            == 0
+        )
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["serve", option, "-1"])
+        assert f"argument {option}: -1 is not 0 or more" in capsys.readouterr().err
+
+
 def test_a_command_line_builds_its_own_command_and_the_help_every_one() -> None:
     every = _commands(build_parser())
     assert set(every) == set(COMMAND_MODULES) | {"validate", "hash-password"}
