@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,16 +19,11 @@ from pathlib import Path
 
 import requests
 
+from controller.demo import launch
+
 START_TIMEOUT_S = 120.0  # a bound, not a speed: etcd elects a leader in about a second idle
 #: One commit of a large edit (a 100k-entry seed is about 10 MB of JSON) must fit one request.
 MAX_REQUEST_BYTES = 64 << 20
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -148,7 +142,7 @@ def etcd_cluster(folder: Path, size: int = 3) -> Iterator[EtcdCluster]:
     cluster = EtcdCluster(folder)
     for number in range(1, size + 1):
         name = f"etcd{number}"
-        cluster.members.append(Member(name, free_port(), free_port(), folder / name))
+        cluster.members.append(Member(name, launch.free_port(), launch.free_port(), folder / name))
     try:
         for member in cluster.members:
             cluster.start(member)

@@ -19,6 +19,7 @@ import requests
 
 from controller.auth import hash_password
 from controller.auth.policy import default_policy
+from controller.demo import launch
 from tests.conftest import ROOT
 from tools.bench.common import child_processes, stop
 
@@ -28,6 +29,11 @@ JSON = "application/yang-data+json"
 XML = "application/yang-data+xml"
 START_TIMEOUT_S = 180.0  # a bound, not a speed: at load 25 on 2 cores 60 s was not enough
 _HASH = hash_password(ADMIN[1])
+
+
+#: A loopback port nobody listens on now: one chooser for every bed, below the kernel's
+#: ephemeral range and never the same port twice in a process.
+free_port = launch.free_port
 
 
 def admin_users() -> dict[str, object]:
@@ -45,13 +51,6 @@ def small_bench() -> dict[str, object]:
         "entry": [{"id": 1, "name": "one", "target": "t1", "weight": 5}],
     }
     return document
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from typing import TypeVar
 
 from controller.auth import hash_password
 from controller.auth.policy import default_policy
+from controller.demo import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 YANG_DIR = ROOT / "tests" / "yang"
@@ -49,6 +49,11 @@ class Figure:
     rate: float
     p50_ms: float
     p99_ms: float
+
+
+#: A loopback port nobody listens on now: one chooser for every bed, below the kernel's
+#: ephemeral range and never the same port twice in a process.
+free_port = launch.free_port
 
 
 def seed(size: int, nacm: dict[str, object] | None = None) -> dict[str, object]:
@@ -128,13 +133,6 @@ def child_processes(pid: int) -> list[int]:
         with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
             found += [int(child) for child in (task / "children").read_text().split()]
     return found
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def drive(
